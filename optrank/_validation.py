@@ -1,0 +1,106 @@
+"""Input validation shared by every layer: labels, feature matrices, pair counts.
+
+Nothing is silently coerced: a label vector that is not two-valued, a matrix with
+NaN or inf, or mismatched shapes raise ``ValueError`` naming what was found.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def binary_labels(y, pos_label=None) -> np.ndarray:
+    """Map a two-valued label vector to int8 {-1, +1}.
+
+    Accepted without ``pos_label``: {-1, +1}, {0, 1}, booleans (the larger value is
+    positive). Any other pair of distinct values needs ``pos_label``.
+
+    Examples
+    --------
+    >>> binary_labels([0, 1, 1]).tolist()
+    [-1, 1, 1]
+    >>> binary_labels(["a", "b"], pos_label="a").tolist()
+    [1, -1]
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+    if y.size == 0:
+        raise ValueError("y is empty")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or inf")
+    values = np.unique(y)
+    if pos_label is not None:
+        if pos_label not in values:
+            raise ValueError(f"pos_label={pos_label!r} not among the labels found: {values.tolist()}")
+        if values.size > 2:
+            raise ValueError(
+                f"y must hold two distinct values, found {values.size}: {values[:10].tolist()}"
+            )
+        return np.where(y == pos_label, 1, -1).astype(np.int8)
+    if values.size > 2 or not _is_standard_pair(values):
+        raise ValueError(
+            "labels must be {-1, +1}, {0, 1} or booleans, or two distinct values with an "
+            f"explicit pos_label; found {values[:10].tolist()}"
+        )
+    positive = values.max() if values.size else 1
+    if values.size == 1:
+        positive = 1 if values[0] in (1, True) else None
+    return np.where(y == positive, 1, -1).astype(np.int8)
+
+
+def _is_standard_pair(values: np.ndarray) -> bool:
+    if values.dtype == bool:
+        return True
+    if values.dtype.kind not in "iuf":
+        return False
+    allowed = ({-1, 1}, {0, 1})
+    found = {float(v) for v in values}
+    return any(found <= {float(a) for a in pair} for pair in allowed)
+
+
+def require_two_classes(y_pm: np.ndarray) -> tuple[int, int]:
+    """Return (n_pos, n_neg); raise if either class is absent (no pairs to rank)."""
+    n_pos = int(np.sum(y_pm == 1))
+    n_neg = int(y_pm.size - n_pos)
+    if n_pos == 0 or n_neg == 0:
+        only = "+1" if n_neg == 0 else "-1"
+        raise ValueError(
+            f"y holds a single class ({only} only, {y_pm.size} samples): ranking needs at "
+            "least one positive and one negative sample"
+        )
+    return n_pos, n_neg
+
+
+def check_matrix(X, name: str = "X"):
+    """Return X as float64 ndarray or CSR; reject NaN/inf and non-2D input."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        data = X.data
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        data = X
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be two-dimensional, got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {X.shape}")
+    if not np.all(np.isfinite(data)):
+        bad = np.argwhere(~np.isfinite(X.toarray() if sp.issparse(X) else X))
+        row, col = bad[0]
+        raise ValueError(
+            f"{name} contains NaN or inf ({len(bad)} entries; first at row {row}, column {col})"
+        )
+    return X
+
+
+def check_X_y(X, y, pos_label=None):
+    """Validate a ranking training set; returns (X, y in {-1,+1})."""
+    X = check_matrix(X)
+    y = binary_labels(y, pos_label)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"X and y have inconsistent lengths: X has {X.shape[0]} rows, y has {y.shape[0]}"
+        )
+    require_two_classes(y)
+    return X, y

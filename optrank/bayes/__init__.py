@@ -1,0 +1,1 @@
+"""optrank.bayes."""
