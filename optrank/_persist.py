@@ -1,0 +1,29 @@
+"""Persistence without pickle: arrays in ``.npz``, metadata as JSON inside the same file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+_META_KEY = "__optrank_meta__"
+
+
+def save_npz(path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
+    """Write arrays and JSON-serialisable metadata to one ``.npz`` file."""
+    path = Path(path)
+    if _META_KEY in arrays:
+        raise ValueError(f"array name {_META_KEY!r} is reserved")
+    payload = {k: np.asarray(v) for k, v in arrays.items()}
+    payload[_META_KEY] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
+    np.savez(path, **payload)
+    return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+
+
+def load_npz(path) -> tuple[dict[str, np.ndarray], dict]:
+    """Read back what :func:`save_npz` wrote: (arrays, meta)."""
+    with np.load(Path(path), allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files if k != _META_KEY}
+        meta = json.loads(bytes(f[_META_KEY]).decode()) if _META_KEY in f.files else {}
+    return arrays, meta

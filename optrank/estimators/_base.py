@@ -1,0 +1,66 @@
+"""What every optrank estimator shares: AUC as ``score``, fit-input validation, persistence."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from optrank._validation import binary_labels, require_two_classes
+from optrank.metrics import auc
+
+
+class RankerMixin:
+    """Mixin for bipartite rankers: ``decision_function`` is the ranking score.
+
+    ``score(X, y)`` returns the AUC of ``decision_function(X)``; labels follow the
+    rules of :func:`optrank._validation.binary_labels` (``pos_label`` when set).
+    """
+
+    _estimator_type = "classifier"
+
+    def score(self, X, y, sample_weight=None) -> float:
+        if sample_weight is not None:
+            raise ValueError("score does not support sample_weight: AUC is computed unweighted")
+        return auc(y, self.decision_function(X), pos_label=getattr(self, "pos_label", None))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        tags.classifier_tags = _classifier_tags()
+        tags.target_tags.required = True
+        return tags
+
+
+def _classifier_tags():
+    from sklearn.utils import ClassifierTags
+
+    return ClassifierTags(multi_class=False)
+
+
+def validate_ranking_data(estimator: BaseEstimator, X, y, *, accept_sparse=True, reset=True):
+    """Validate (X, y) for fit: finite float64 X, y mapped to {-1, +1}, both classes present.
+
+    Sets ``classes_`` (the original label values, negative first) and ``n_features_in_``.
+    """
+    X, y_raw = validate_data(
+        estimator, X, y, accept_sparse="csr" if accept_sparse else False, dtype=np.float64,
+        reset=reset,
+    )
+    pos_label = getattr(estimator, "pos_label", None)
+    y_pm = binary_labels(y_raw, pos_label)
+    require_two_classes(y_pm)
+    classes = np.unique(y_raw)
+    if pos_label is not None:
+        classes = np.array(sorted(classes, key=lambda v: v == pos_label))
+    estimator.classes_ = classes
+    return X, y_pm
+
+
+def validate_predict_data(estimator: BaseEstimator, X, *, accept_sparse=True):
+    """Validate X for decision_function on a fitted estimator."""
+    check_is_fitted(estimator)
+    return validate_data(
+        estimator, X, accept_sparse="csr" if accept_sparse else False, dtype=np.float64,
+        reset=False,
+    )
