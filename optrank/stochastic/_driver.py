@@ -1,0 +1,144 @@
+"""Drivers of the stochastic learners: index sampling, the jitted ``lax.scan``, lambda grids.
+
+The drivers are the only jit boundary. A learner's ``update`` receives one positive and
+one negative row; the driver draws their indices uniformly at random with the key
+carried in the state (one split per run, so a run of ``n`` iterations and the same key
+always draw the same indices, see :func:`sample_indices`).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+
+from optrank.stochastic import _rows
+from optrank.stochastic._state import Learner, SAMState, StepInfo
+
+
+def sample_indices(key: jax.Array, n_pos: int, n_neg: int, n_iter: int):
+    """Uniform positive and negative row indices for ``n_iter`` iterations.
+
+    Examples
+    --------
+    >>> import jax
+    >>> ip, ineg = sample_indices(jax.random.key(0), 3, 5, 4)
+    >>> ip.shape, bool((ineg < 5).all())
+    ((4,), True)
+    """
+    kp, kn = jax.random.split(key)
+    ip = jax.random.randint(kp, (n_iter,), 0, n_pos)
+    ineg = jax.random.randint(kn, (n_iter,), 0, n_neg)
+    return ip, ineg
+
+
+def scan_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):
+    """Un-jitted scan of ``learner.update`` over given index streams."""
+
+    def body(s, ij):
+        i, j = ij
+        return learner.update(s, _rows.take(X_pos, i), _rows.take(X_neg, j))
+
+    return jax.lax.scan(body, state, (idx_pos, idx_neg))
+
+
+def scan_random(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int):
+    """Un-jitted: split the state key, draw ``n_iter`` pairs, scan the updates."""
+    key, sub = jax.random.split(state.key)
+    ip, ineg = sample_indices(sub, _rows.n_rows(X_pos), _rows.n_rows(X_neg), n_iter)
+    state, info = scan_indices(learner, state._replace(key=key), X_pos, X_neg, ip, ineg)
+    return state, info
+
+
+@partial(jax.jit, static_argnums=(0, 4))
+def run(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int
+        ) -> tuple[SAMState, StepInfo]:
+    """Run ``n_iter`` iterations (jitted; an epoch is ``n_iter = n``).
+
+    Parameters
+    ----------
+    learner : Learner
+        From :func:`asam`, :func:`sam` or :func:`psam` (static: keep the same object
+        between calls to reuse the compiled scan).
+    state : SAMState
+        From ``learner.init`` or a previous run.
+    X_pos, X_neg : array (n_pos, d) / (n_neg, d), or padded sparse ``(indices, values)``
+        Positive and negative rows.
+    n_iter : int
+        Number of iterations (static).
+
+    Returns
+    -------
+    state : SAMState
+    info : StepInfo
+        Per-iteration margins, shape ``(n_iter,)``.
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> from optrank.stochastic import asam, run
+    >>> learner = asam(0.1)
+    >>> Xp, Xn = jnp.array([[1.0, 0.0], [2.0, 0.5]]), jnp.array([[0.0, 1.0], [-1.0, 0.0]])
+    >>> state, info = run(learner, learner.init(jax.random.key(0), 2), Xp, Xn, 50)
+    >>> bool(learner.output(state)[0] > 0), info.margin.shape
+    (True, (50,))
+    """
+    return scan_random(learner, state, X_pos, X_neg, n_iter)
+
+
+@partial(jax.jit, static_argnums=(0,))
+def run_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):
+    """Run the updates on given index streams (jitted); for reproducible comparisons."""
+    return scan_indices(learner, state, X_pos, X_neg, idx_pos, idx_neg)
+
+
+@partial(jax.jit, static_argnums=(0, 5, 6, 7))
+def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
+             options: tuple = ()):
+    """Train one learner per value of ``lams`` in one pass with ``jax.vmap`` (jitted).
+
+    Parameters
+    ----------
+    factory : callable
+        ``asam``, ``sam`` or ``psam`` (static).
+    lams : array (g,)
+        Grid of regularisation values.
+    keys : key array (g,)
+        One PRNG key per grid point.
+    X_pos, X_neg : rows as in :func:`run`.
+    n_iter : int
+        Iterations per run (static).
+    n_runs : int
+        Runs of ``n_iter`` iterations chained (static); the output weights after each
+        run are returned, so epochs can be scored afterwards.
+    options : tuple of (name, value)
+        Keyword arguments of ``factory`` (static), e.g. ``(("t0", 100.0),)``.
+
+    Returns
+    -------
+    weights : array (g, n_runs, d)
+        Output weights after each run, per grid point.
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> from optrank.stochastic import asam, run_grid
+    >>> Xp, Xn = jnp.array([[1.0, 0.0], [2.0, 0.5]]), jnp.array([[0.0, 1.0], [-1.0, 0.0]])
+    >>> keys = jax.random.split(jax.random.key(0), 3)
+    >>> run_grid(asam, jnp.array([0.01, 0.1, 1.0]), keys, Xp, Xn, 20, 2).shape
+    (3, 2, 2)
+    """
+    d = X_pos[0].shape[1] if _rows.is_sparse(X_pos) else X_pos.shape[1]
+    dtype = X_pos[1].dtype if _rows.is_sparse(X_pos) else X_pos.dtype
+
+    def one(lam, key):
+        learner = factory(lam, **dict(options))
+
+        def epoch(state, _):
+            state, _info = scan_random(learner, state, X_pos, X_neg, n_iter)
+            return state, learner.output(state)
+
+        _, ws = jax.lax.scan(epoch, learner.init(key, d, dtype), None, length=n_runs)
+        return ws
+
+    return jax.vmap(one)(lams, keys)

@@ -1,0 +1,61 @@
+"""Row algebra shared by the stochastic learners: dense rows and padded sparse rows.
+
+A *row* is either a dense 1-D array of length ``d`` or a pair ``(indices, values)`` of
+equal-length 1-D arrays (a padded sparse row). Padding slots carry the index ``d`` (one
+past the last feature) and the value ``0``: gathers at ``d`` are clamped and multiplied
+by zero, scatters at ``d`` are dropped, so padding never changes a result.
+
+Everything here is un-jitted so that it composes under ``vmap`` and ``scan``.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+
+def is_sparse(row) -> bool:
+    """Whether ``row`` is a padded ``(indices, values)`` sparse row (or stack of rows)."""
+    return isinstance(row, tuple)
+
+
+def dot(w: jnp.ndarray, row) -> jnp.ndarray:
+    """Inner product ``w @ row``."""
+    if is_sparse(row):
+        idx, val = row
+        return jnp.dot(w.at[idx].get(mode="clip"), val)
+    return jnp.dot(w, row)
+
+
+def add_scaled(w: jnp.ndarray, c: jnp.ndarray, row) -> jnp.ndarray:
+    """Return ``w + c * row``."""
+    if is_sparse(row):
+        idx, val = row
+        return w.at[idx].add(c * val, mode="drop")
+    return w + c * row
+
+
+def diff_sqnorm(row_a, row_b) -> jnp.ndarray:
+    """Squared norm ``||row_a - row_b||^2``.
+
+    For sparse rows the cross term is found by a sorted-index match
+    (``searchsorted``), ``O(k log k)`` for ``k`` stored entries, never ``O(d)``.
+    """
+    if not is_sparse(row_a):
+        diff = row_a - row_b
+        return jnp.dot(diff, diff)
+    (ia, va), (ib, vb) = row_a, row_b
+    pos = jnp.clip(jnp.searchsorted(ib, ia), 0, ib.shape[0] - 1)
+    cross = jnp.sum(jnp.where(ib[pos] == ia, va * vb[pos], 0.0))
+    return jnp.dot(va, va) + jnp.dot(vb, vb) - 2.0 * cross
+
+
+def take(rows, i):
+    """Row ``i`` of a dense matrix or of a padded sparse ``(indices, values)`` matrix."""
+    if is_sparse(rows):
+        return rows[0][i], rows[1][i]
+    return rows[i]
+
+
+def n_rows(rows) -> int:
+    """Number of rows of a dense or padded sparse matrix."""
+    return rows[0].shape[0] if is_sparse(rows) else rows.shape[0]

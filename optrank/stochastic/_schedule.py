@@ -1,0 +1,46 @@
+"""The two scheduled steps shared by ASAM and PSAM (Algorithms 10 and 11).
+
+Every ``r_skip`` iterations the weights are shrunk,
+``w <- w - r_skip (t + t0)^{-1} w`` (the regularisation step of SVMSGD2, done in bulk);
+every ``a_skip`` iterations the iterate enters the running average,
+``w~_{q+1} = (q w~_q + w) / (q + 1)``.
+
+Deviation: the shrink factor ``1 - r_skip / (t + t0)`` is clipped at 0, so that a
+``t0`` smaller than ``r_skip`` cannot flip the sign of ``w`` (with the defaults,
+``t0 >= r_skip``, the clip never acts).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from optrank.stochastic._state import SAMState
+
+
+def regularize(w: jnp.ndarray, t: jnp.ndarray, t0: float, r_skip: int) -> jnp.ndarray:
+    """Shrink ``w`` by ``max(0, 1 - r_skip / (t + t0))`` when ``t`` is a multiple of r_skip."""
+    factor = jnp.maximum(0.0, 1.0 - r_skip / (t + t0)).astype(w.dtype)
+    return jax.lax.cond(t % r_skip == 0, lambda v: v * factor, lambda v: v, w)
+
+
+def average(w_avg: jnp.ndarray, q: jnp.ndarray, w: jnp.ndarray, t: jnp.ndarray, a_skip: int):
+    """Fold ``w`` into the running average when ``t`` is a multiple of a_skip."""
+
+    def fold(args):
+        w_avg, q = args
+        q1 = q + 1
+        return w_avg + (w - w_avg) / q1.astype(w.dtype), q1
+
+    return jax.lax.cond(t % a_skip == 0, fold, lambda args: args, (w_avg, q))
+
+
+def scheduled(state: SAMState, w: jnp.ndarray, t, t0: float, r_skip: int, a_skip: int,
+              averaging: bool) -> SAMState:
+    """Apply the scheduled regularisation then (if ``averaging``) averaging; bump ``t``."""
+    w = regularize(w, t, t0, r_skip)
+    if averaging:
+        w_avg, q = average(state.w_avg, state.q, w, t, a_skip)
+    else:
+        w_avg, q = state.w_avg, state.q
+    return SAMState(w, w_avg, t, q, state.key)

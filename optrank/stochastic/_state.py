@@ -1,0 +1,67 @@
+"""State and learner types of the stochastic AUC learners (ASAM, SAM, PSAM)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class SAMState(NamedTuple):
+    """State of a scheduled stochastic AUC learner.
+
+    Attributes
+    ----------
+    w : array (d,)
+        Current iterate ``w_t``.
+    w_avg : array (d,)
+        Scheduled average ``w~_q`` of the iterates (zero until the first averaging step).
+    t : int scalar
+        Number of iterations done (the paper's ``t`` of the next iteration is ``t + 1``).
+    q : int scalar
+        Number of averaging steps done.
+    key : PRNG key
+        Key the driver splits to draw the positive/negative indices of the next run.
+    """
+
+    w: jnp.ndarray
+    w_avg: jnp.ndarray
+    t: jnp.ndarray
+    q: jnp.ndarray
+    key: jnp.ndarray
+
+
+class StepInfo(NamedTuple):
+    """Diagnostics of one iteration: the pair margin ``w_t @ (x+ - x-)`` before the step."""
+
+    margin: jnp.ndarray
+
+
+class Learner(NamedTuple):
+    """A stochastic pair learner: ``init(key, n_features)`` and ``update(state, x_pos, x_neg)``.
+
+    ``output(state)`` is the weight vector the learner returns (the average for ASAM
+    and PSAM, the last iterate for SAM).
+    """
+
+    init: Callable[..., SAMState]
+    update: Callable[[SAMState, object, object], tuple[SAMState, StepInfo]]
+    output: Callable[[SAMState], jnp.ndarray]
+
+
+def init_state(key: jax.Array, n_features: int, dtype=jnp.float32) -> SAMState:
+    """Zero weights and average, ``t = q = 0``."""
+    zeros = jnp.zeros(n_features, dtype=dtype)
+    return SAMState(zeros, zeros, jnp.asarray(0, jnp.int32), jnp.asarray(0, jnp.int32), key)
+
+
+def averaged_output(state: SAMState) -> jnp.ndarray:
+    """The scheduled average ``w~_q``, or ``w_t`` before the first averaging step."""
+    return jnp.where(state.q > 0, state.w_avg, state.w)
+
+
+def last_output(state: SAMState) -> jnp.ndarray:
+    """The last iterate ``w_t``."""
+    return state.w
