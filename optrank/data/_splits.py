@@ -1,0 +1,94 @@
+"""Seeded stratified train/test splits and k-fold indices."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+
+def stratified_split(
+    y, test_size: float | int = 0.2, random_state: int | np.random.Generator | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of a stratified train/test split (each class split in the same ratio).
+
+    Parameters
+    ----------
+    y
+        Labels (any values; each distinct value is a stratum).
+    test_size
+        Fraction in (0, 1) of each class going to the test set, or an int total
+        number of test samples (spread over classes in proportion).
+    random_state
+        Seed or ``numpy.random.Generator``; same seed, same split.
+
+    Returns
+    -------
+    train_idx, test_idx : sorted int64 arrays partitioning ``range(len(y))``
+        Every class with at least two members has at least one sample on each side.
+
+    Examples
+    --------
+    >>> y = [1] * 4 + [-1] * 6
+    >>> train, test = stratified_split(y, test_size=0.5, random_state=0)
+    >>> len(train), len(test), sorted(np.asarray(y)[test].tolist())
+    (5, 5, [-1, -1, -1, 1, 1])
+    """
+    y = np.asarray(y)
+    fraction = _fraction(test_size, y.size)
+    rng = np.random.default_rng(random_state)
+    test_parts = []
+    for cls in np.unique(y):
+        members = rng.permutation(np.flatnonzero(y == cls))
+        n_test = int(round(fraction * members.size))
+        if members.size >= 2:
+            n_test = min(max(n_test, 1), members.size - 1)
+        test_parts.append(members[:n_test])
+    test = np.sort(np.concatenate(test_parts)).astype(np.int64)
+    train = np.setdiff1d(np.arange(y.size), test).astype(np.int64)
+    return train, test
+
+
+def stratified_kfold(
+    y, k: int = 5, random_state: int | np.random.Generator | None = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Stratified k-fold indices: ``k`` pairs ``(train_idx, test_idx)``.
+
+    Each class is shuffled with the seed and dealt round-robin over the folds (the
+    starting fold rotates with the class so fold sizes differ by at most one); the
+    test folds partition ``range(len(y))``.
+
+    Examples
+    --------
+    >>> folds = stratified_kfold([1, 1, 1, -1, -1, -1], k=3, random_state=0)
+    >>> [len(test) for _, test in folds]
+    [2, 2, 2]
+    """
+    y = np.asarray(y)
+    if not isinstance(k, int | np.integer) or k < 2:
+        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    if k > y.size:
+        raise ValueError(f"k={k} folds need at least {k} samples, got {y.size}")
+    rng = np.random.default_rng(random_state)
+    fold_of = np.empty(y.size, dtype=np.int64)
+    offset = 0
+    for cls in np.unique(y):
+        members = rng.permutation(np.flatnonzero(y == cls))
+        if members.size < k:
+            logger.warning("class %r has %d members, fewer than k=%d folds", cls, members.size, k)
+        fold_of[members] = (np.arange(members.size) + offset) % k
+        offset = (offset + members.size) % k
+    every = np.arange(y.size)
+    return [(every[fold_of != f], every[fold_of == f]) for f in range(k)]
+
+
+def _fraction(test_size: float | int, n: int) -> float:
+    if isinstance(test_size, int | np.integer) and not isinstance(test_size, bool):
+        if not 0 < test_size < n:
+            raise ValueError(f"test_size={test_size} must lie in [1, {n - 1}] for {n} samples")
+        return test_size / n
+    if not 0.0 < float(test_size) < 1.0:
+        raise ValueError(f"test_size={test_size} must be a fraction in (0, 1) or an int count")
+    return float(test_size)
