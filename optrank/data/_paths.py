@@ -18,8 +18,12 @@ CACHE_ENV = "OPTRANK_CACHE"
 
 
 def default_data_dir() -> Path:
-    """The ``shared/data`` folder beside the checkout holding the package."""
-    return Path(optrank.__file__).resolve().parents[2].parent / "shared" / "data"
+    """The ``shared/data`` folder beside the checkout holding the package.
+
+    ``optrank/__init__.py`` -> checkout (``parents[1]``) -> its parent -> ``shared/data``;
+    for the checkout ``/work/main`` this is ``/work/shared/data``.
+    """
+    return Path(optrank.__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def data_home(data_dir: str | os.PathLike | None = None) -> Path:
