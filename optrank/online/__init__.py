@@ -1,1 +1,42 @@
-"""optrank.online."""
+"""Online AUC learners as pure ``(init, update)`` pairs over NamedTuple states."""
+
+from optrank.online._base import (
+    Learner,
+    densify,
+    run,
+    run_grid,
+    state_from_arrays,
+    state_to_arrays,
+)
+from optrank.online._buffers import (
+    Buffers,
+    buffers_init,
+    buffers_push,
+    fifo_push,
+    reservoir_push,
+)
+from optrank.online._cbr import CBRState, cbr, fourier_cbr
+from optrank.online._features import fourier_frequencies, fourier_map
+from optrank.online._scw import Info, phi_from_eta, scw_coefficients
+
+__all__ = [
+    "Buffers",
+    "CBRState",
+    "Info",
+    "Learner",
+    "buffers_init",
+    "buffers_push",
+    "cbr",
+    "densify",
+    "fifo_push",
+    "fourier_cbr",
+    "fourier_frequencies",
+    "fourier_map",
+    "phi_from_eta",
+    "reservoir_push",
+    "run",
+    "run_grid",
+    "scw_coefficients",
+    "state_from_arrays",
+    "state_to_arrays",
+]

@@ -1,0 +1,176 @@
+"""Learner protocol and the one jit boundary: ``run`` (lax.scan) and ``run_grid`` (vmap).
+
+A learner is a pair of pure functions over a NamedTuple state (optax style)::
+
+    init(key, n_features) -> State
+    update(state, x, y) -> (state, info)
+
+plus ``score(state, X) -> scores``, the ranking function of the current state.
+Every hyperparameter that may be swept (C, learning rates, eta) is stored in the state by
+``init``; the structural ones (buffer size, policy, dimensions of the feature map) pick
+the update function. Update functions are built by ``functools.lru_cache``-d builders,
+so two learners with the same structure share one compiled ``run``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+class Learner(NamedTuple):
+    """An online learner: ``init``, ``update`` and the ranking ``score`` function."""
+
+    init: Callable[..., Any]
+    update: Callable[..., Any]
+    score: Callable[..., Any]
+
+
+def densify(row, n_features: int, dtype):
+    """A dense row from ``x`` or from a padded sparse pair ``(indices, values)``.
+
+    Padding entries carry value 0 (any index in range); they add nothing.
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> densify((jnp.array([2, 0]), jnp.array([5.0, 0.0])), 3, jnp.float32).tolist()
+    [0.0, 0.0, 5.0]
+    """
+    if isinstance(row, tuple):
+        idx, val = row
+        return jnp.zeros(n_features, dtype).at[idx].add(val.astype(dtype))
+    return row.astype(dtype)
+
+
+def _n_features(X) -> int | None:
+    return None if isinstance(X, tuple) else X.shape[-1]
+
+
+def _scan(update, state, X, Y, n_features):
+    dtype = state_dtype(state)
+
+    def step(s, xy):
+        x, y = xy
+        return update(s, densify(x, n_features, dtype), y)
+
+    return jax.lax.scan(step, state, (X, Y))
+
+
+@partial(jax.jit, static_argnums=(0, 4))
+def _run_jit(update, state, X, Y, n_features):
+    return _scan(update, state, X, Y, n_features)
+
+
+def run(learner: Learner, state, X, Y, n_features: int | None = None):
+    """Feed the stream ``(X, Y)`` through ``learner.update`` in one jitted ``lax.scan``.
+
+    Parameters
+    ----------
+    learner : Learner
+    state : NamedTuple
+        From ``learner.init`` or an earlier ``run``.
+    X : (n, d) array, or tuple ``(indices, values)`` of (n, k) arrays
+        Dense rows, or sparse rows padded to ``k`` entries with value 0.
+    Y : (n,) array of -1/+1 labels.
+    n_features : int, optional
+        Needed only for sparse ``X``.
+
+    Returns
+    -------
+    state, infos
+        The final state and the per-instance ``info`` stacked along a leading axis.
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> from optrank.online import cbr
+    >>> lrn = cbr(C=1.0, buffer_size=4)
+    >>> X = jnp.array([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0], [0.0, 2.0]])
+    >>> state, info = run(lrn, lrn.init(jax.random.PRNGKey(0), 2), X, jnp.array([1, -1, 1, -1]))
+    >>> bool(state.mu[0] > state.mu[1])
+    True
+    """
+    d = n_features if n_features is not None else _n_features(X)
+    return _run_jit(learner.update, state, X, jnp.asarray(Y), d)
+
+
+@partial(jax.jit, static_argnums=(0, 1, 6))
+def _run_grid_jit(factory, static, grid, key, X, Y, n_features):
+    def one(hp):
+        lrn = factory(**hp, **dict(static))
+        return _scan(lrn.update, lrn.init(key, n_features), X, Y, n_features)
+
+    return jax.vmap(one)(grid)
+
+
+def run_grid(factory: Callable[..., Learner], grid: dict, X, Y, *, key=None,
+             n_features: int | None = None, **static):
+    """Train one learner per hyperparameter setting in a single vmapped, jitted pass.
+
+    Parameters
+    ----------
+    factory : callable
+        A learner factory such as :func:`optrank.online.cbr`.
+    grid : dict of str to 1-D arrays
+        Hyperparameters swept together (all the same length G); each must be one that
+        the factory stores in the state (C, eta, learning_rate, ...).
+    X, Y : the stream, as for :func:`run`.
+    key : jax PRNG key, optional
+        Shared by every member of the grid (default ``PRNGKey(0)``).
+    **static
+        Structural factory arguments (``buffer_size``, ``policy``, ``dtype`` ...).
+
+    Returns
+    -------
+    states, infos
+        Pytrees with a leading grid axis of length G.
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> from optrank.online import cbr
+    >>> X = jnp.array([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0], [0.0, 2.0]])
+    >>> states, _ = run_grid(cbr, {"C": 2.0 ** jnp.arange(-2, 3)}, X, jnp.array([1, -1, 1, -1]),
+    ...                      buffer_size=4)
+    >>> states.mu.shape
+    (5, 2)
+    """
+    d = n_features if n_features is not None else _n_features(X)
+    key = jax.random.PRNGKey(0) if key is None else key
+    grid = {k: jnp.asarray(v) for k, v in grid.items()}
+    static_items = tuple(sorted(static.items(), key=lambda kv: kv[0]))
+    return _run_grid_jit(factory, static_items, grid, key, X, jnp.asarray(Y), d)
+
+
+def state_dtype(state):
+    """Floating dtype of a learner state (that of its first floating leaf)."""
+    for leaf in jax.tree_util.tree_leaves(state):
+        if jnp.issubdtype(leaf.dtype, jnp.floating):
+            return leaf.dtype
+    return jnp.float32
+
+
+def state_to_arrays(state) -> dict[str, np.ndarray]:
+    """Flatten a (nested) NamedTuple state into ``{"a.b": array}`` for :func:`save_npz`."""
+    leaves = jax.tree_util.tree_flatten_with_path(state)[0]
+    return {jax.tree_util.keystr(path, simple=True, separator="."): np.asarray(leaf)
+            for path, leaf in leaves}
+
+
+def state_from_arrays(template, arrays: dict[str, np.ndarray]):
+    """Inverse of :func:`state_to_arrays`, shaped like ``template`` (e.g. a fresh ``init``)."""
+    paths, treedef = jax.tree_util.tree_flatten_with_path(template)
+    leaves = []
+    for path, leaf in paths:
+        name = jax.tree_util.keystr(path, simple=True, separator=".")
+        value = np.asarray(arrays[name])
+        if value.shape != leaf.shape:
+            raise ValueError(f"state field {name}: shape {value.shape}, expected {leaf.shape}")
+        leaves.append(jnp.asarray(value, dtype=leaf.dtype))
+    return jax.tree_util.tree_unflatten(treedef, leaves)

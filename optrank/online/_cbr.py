@@ -1,0 +1,194 @@
+"""Confidence-weighted bipartite ranking: CBR (full covariance), CBR-diag and Fourier CBR.
+
+Algorithm 1 of the CBR paper: an arriving ``(x_t, y_t)`` enters its own class buffer, and
+the Gaussian ranker ``N(mu, Sigma)`` takes one SCW-I step (Proposition 1) for every stored
+opposite-class instance ``x``, in slot order, with ``z = x_t - x`` and
+``C_t = C max(1, N_opp / M)`` where ``N_opp`` counts the opposite-class instances seen so
+far (Algorithm 2). The diagonal variant keeps only ``diag(Sigma)``; see ``docs/online.md``
+for how Proposition 2 is read. Fourier CBR (dissertation ch. 5) runs the same update on
+random Fourier features of ``x`` with ``C_t = C`` (Algorithm 8).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from optrank.online._base import Learner
+from optrank.online._buffers import Buffers, buffers_init, buffers_push, check_policy
+from optrank.online._features import fourier_frequencies, fourier_map
+from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_loss
+
+UNROLL = 10  # pair updates unrolled per iteration of the inner scan over buffer slots
+
+
+class CBRState(NamedTuple):
+    """State of CBR, CBR-diag and Fourier CBR.
+
+    Attributes
+    ----------
+    mu : (p,) mean weight vector (the ranker); ``p = d``, or ``2 m`` with Fourier features.
+    cov : (p, p) covariance, or (p,) its diagonal for CBR-diag.
+    buffers : :class:`~optrank.online._buffers.Buffers` holding (mapped) instances.
+    C, phi : scalar hyperparameters (``phi = Phi^{-1}(eta)``), vmappable.
+    step : int32 number of instances seen.
+    key : PRNG key for reservoir sampling.
+    theta : (d, m) Fourier frequencies, or None for linear CBR.
+    """
+
+    mu: jax.Array
+    cov: jax.Array
+    buffers: Buffers
+    C: jax.Array
+    phi: jax.Array
+    step: jax.Array
+    key: jax.Array
+    theta: jax.Array | None = None
+
+
+def _pair_full(mu, cov, z, y, C, phi):
+    sz = cov @ z
+    v = z @ sz
+    m = y * (mu @ z)
+    alpha, beta = scw_coefficients(m, v, C, phi)
+    return mu + alpha * y * sz, cov - beta * jnp.outer(sz, sz), scw_loss(m, v, phi)
+
+
+def _pair_diag(mu, cov, z, y, C, phi):
+    sz = cov * z
+    v = z @ sz
+    m = y * (mu @ z)
+    alpha, beta = scw_coefficients(m, v, C, phi)
+    # precision form G = 1/cov: G <- G + beta / (1 - beta v) z^2 (Sherman-Morrison on the diagonal)
+    gain = beta / (1.0 - beta * v)
+    return mu + alpha * y * sz, cov / (1.0 + gain * cov * z * z), scw_loss(m, v, phi)
+
+
+def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
+    """Algorithm 2: one pair step per occupied slot of ``data`` (masked slots are skipped)."""
+
+    def body(carry, slot):
+        mu, cov = carry
+        xb, ok = slot
+        new_mu, new_cov, loss = pair(mu, cov, x - xb, y, C, phi)
+        keep = lambda new, old: jnp.where(ok, new, old)  # noqa: E731
+        return (keep(new_mu, mu), keep(new_cov, cov)), jnp.where(ok, loss, 0.0)
+
+    (mu, cov), losses = jax.lax.scan(body, (mu, cov), (data, mask), unroll=UNROLL)
+    return mu, cov, losses.sum()
+
+
+@cache
+def _cbr_update(policy: str, diagonal: bool, class_weighted: bool):
+    pair = _pair_diag if diagonal else _pair_full
+
+    def update(state: CBRState, x, y):
+        if state.theta is not None:
+            x = fourier_map(x, state.theta)
+        y = jnp.asarray(y, state.mu.dtype)
+        own = (y > 0).astype(jnp.int32)
+        opp = 1 - own
+        key, sub = jax.random.split(state.key)
+        buffers = buffers_push(state.buffers, own, x, sub, policy)
+        size = buffers.data.shape[1]
+        C_t = state.C
+        if class_weighted:
+            C_t = state.C * jnp.maximum(1.0, state.buffers.seen[opp] / size)
+        mu, cov, loss = rank_against_buffer(
+            pair, state.mu, state.cov, x, y, state.buffers.data[opp], state.buffers.mask[opp],
+            C_t, state.phi,
+        )
+        new = state._replace(mu=mu, cov=cov, buffers=buffers, step=state.step + 1, key=key)
+        return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
+
+    return update
+
+
+def _score(state: CBRState, X):
+    if state.theta is not None:
+        X = fourier_map(X, state.theta)
+    return X @ state.mu
+
+
+def _init_state(key, p, C, eta, buffer_size, diagonal, dtype, theta=None):
+    dtype = jnp.dtype(dtype)
+    cov = jnp.ones(p, dtype) if diagonal else jnp.eye(p, dtype=dtype)
+    return CBRState(
+        mu=jnp.zeros(p, dtype),
+        cov=cov,
+        buffers=buffers_init(buffer_size, p, dtype),
+        C=jnp.asarray(C, dtype),
+        phi=phi_from_eta(jnp.asarray(eta, dtype)).astype(dtype),
+        step=jnp.zeros((), jnp.int32),
+        key=key,
+        theta=theta,
+    )
+
+
+def cbr(C=1.0, eta=0.7, *, buffer_size: int = 50, policy: str = "fifo", diagonal: bool = False,
+        class_weighted: bool = True, dtype=jnp.float32) -> Learner:
+    """CBR (Proposition 1) or CBR-diag (Proposition 2, ``diagonal=True``).
+
+    Parameters
+    ----------
+    C : float or array
+        Penalty; vmappable (stored in the state).
+    eta : float or array in (0.5, 1)
+        Confidence; ``phi = Phi^{-1}(eta)``. Vmappable.
+    buffer_size : int
+        Slots per class buffer (``M_+ = M_- = buffer_size``).
+    policy : {"fifo", "reservoir"}
+    diagonal : bool
+        Keep only the diagonal of the covariance.
+    class_weighted : bool
+        Use ``C_t = C max(1, N_opp / M)`` (True, Algorithm 1) or ``C_t = C``.
+    dtype : float32 (default) or float64.
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> from optrank.online import run
+    >>> lrn = cbr(C=0.5, buffer_size=3, diagonal=True)
+    >>> s = lrn.init(jax.random.PRNGKey(0), 2)
+    >>> s, info = lrn.update(s, jnp.array([1.0, 0.0]), 1)
+    >>> s, info = lrn.update(s, jnp.array([0.0, 1.0]), -1)
+    >>> bool(lrn.score(s, jnp.array([[1.0, 0.0]]))[0] > 0), int(info.n_pairs)
+    (True, 1)
+    """
+    check_policy(policy)
+
+    def init(key, n_features: int) -> CBRState:
+        return _init_state(key, n_features, C, eta, buffer_size, diagonal, dtype)
+
+    return Learner(init, _cbr_update(policy, bool(diagonal), bool(class_weighted)), _score)
+
+
+def fourier_cbr(C=1.0, eta=0.7, gamma=1.0, *, n_components: int = 150, buffer_size: int = 50,
+                policy: str = "fifo", diagonal: bool = False, class_weighted: bool = False,
+                dtype=jnp.float32) -> Learner:
+    """Fourier CBR (FCBR, dissertation Proposition 3 / Algorithms 8-9).
+
+    CBR on ``2 n_components`` random Fourier features of the Gaussian kernel
+    ``exp(-gamma ||x - x'||^2)``; frequencies are drawn from the ``init`` key.
+    ``C_t = C`` as in Algorithm 8 unless ``class_weighted``.
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> lrn = fourier_cbr(n_components=8, buffer_size=4)
+    >>> s = lrn.init(jax.random.PRNGKey(0), 3)
+    >>> s.mu.shape, s.theta.shape
+    ((16,), (3, 8))
+    """
+    check_policy(policy)
+
+    def init(key, n_features: int) -> CBRState:
+        k_theta, k_state = jax.random.split(key)
+        theta = fourier_frequencies(k_theta, n_features, n_components, gamma, jnp.dtype(dtype))
+        return _init_state(k_state, 2 * n_components, C, eta, buffer_size, diagonal, dtype,
+                           theta)
+
+    return Learner(init, _cbr_update(policy, bool(diagonal), bool(class_weighted)), _score)

@@ -1,0 +1,232 @@
+"""CBR, CBR-diag and Fourier CBR against plain numpy loops of the same equations."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.stats import norm
+from sklearn.metrics import roc_auc_score
+
+from optrank.online import cbr, fourier_cbr, fourier_map, run, run_grid
+
+KEY = jax.random.PRNGKey(7)
+
+
+# ---- independent numpy reference (papers' style: python loops, explicit formulas) ------------
+
+
+def np_scw(m, v, C, phi):
+    if v <= 1e-12:
+        return 0.0, 0.0
+    psi, zeta = 1 + phi**2 / 2, 1 + phi**2
+    a = (-m * psi + np.sqrt(m * m * phi**4 / 4 + v * phi**2 * zeta)) / (v * zeta)
+    a = min(C, max(0.0, a))
+    u = 0.25 * (-a * v * phi + np.sqrt(a * a * v * v * phi * phi + 4 * v)) ** 2
+    return a, a * phi / (np.sqrt(u) + v * a * phi)
+
+
+class NpBuffers:
+    """FIFO or reservoir buffers; reservoir draws replay the learner's jax key splits."""
+
+    def __init__(self, size, policy, key):
+        self.size, self.policy, self.key = size, policy, key
+        self.slots = {c: [None] * size for c in (0, 1)}
+        self.pos = {0: 0, 1: 0}
+        self.seen = {0: 0, 1: 0}
+
+    def push(self, c, x):
+        self.key, sub = jax.random.split(self.key)
+        self.seen[c] += 1
+        filled = sum(s is not None for s in self.slots[c])
+        if self.policy == "fifo":
+            self.slots[c][self.pos[c]] = x
+            self.pos[c] = (self.pos[c] + 1) % self.size
+        elif filled < self.size:
+            self.slots[c][filled] = x
+        else:
+            k_acc, k_slot = jax.random.split(sub)
+            if float(jax.random.uniform(k_acc)) * self.seen[c] < self.size:
+                self.slots[c][int(jax.random.randint(k_slot, (), 0, self.size))] = x
+
+    def items(self, c):
+        return [s for s in self.slots[c] if s is not None]
+
+
+def np_cbr(X, Y, C, eta, size, policy, diagonal, key, class_weighted=True):
+    d = X.shape[1]
+    phi = norm.ppf(eta)
+    mu = np.zeros(d)
+    sigma = np.eye(d)
+    G = np.ones(d)  # diagonal precision, Proposition 2's G
+    bufs = NpBuffers(size, policy, key)
+    for x, y in zip(X, Y, strict=True):
+        own = int(y > 0)
+        opp = 1 - own
+        Ct = C * max(1.0, bufs.seen[opp] / size) if class_weighted else C
+        opposite = bufs.items(opp)
+        bufs.push(own, x)
+        for xb in opposite:
+            z = x - xb
+            m = y * mu @ z
+            if diagonal:
+                v = np.sum(z * z / G)
+                a, b = np_scw(m, v, Ct, phi)
+                mu = mu + a * y * z / G
+                G = G + b / (1 - b * v) * z * z
+            else:
+                v = z @ sigma @ z
+                a, b = np_scw(m, v, Ct, phi)
+                mu = mu + a * y * sigma @ z
+                sigma = sigma - b * np.outer(sigma @ z, z @ sigma)
+    return mu, (1 / G if diagonal else sigma)
+
+
+def toy(n=300, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    Y = np.where(rng.random(n) < 0.35, 1.0, -1.0)
+    X = rng.normal(size=(n, d)) + 0.7 * Y[:, None] * np.linspace(1, 0.2, d)
+    return X, Y
+
+
+# ---- reference tests ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", ["fifo", "reservoir"])
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_cbr_matches_numpy_loop(policy, diagonal):
+    X, Y = toy()
+    lrn = cbr(C=0.5, eta=0.7, buffer_size=10, policy=policy, diagonal=diagonal,
+              dtype=jnp.float64)
+    state, info = run(lrn, lrn.init(KEY, X.shape[1]), X, Y)
+    mu, cov = np_cbr(X, Y, 0.5, 0.7, 10, policy, diagonal, KEY)
+    np.testing.assert_allclose(state.mu, mu, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(state.cov, cov, rtol=1e-6, atol=1e-6)
+    assert int(state.step) == len(Y)
+    assert int(info.n_pairs.sum()) > 0
+
+
+def test_fourier_cbr_matches_numpy_loop():
+    X, Y = toy(n=200, d=3, seed=1)
+    lrn = fourier_cbr(C=1.0, gamma=0.3, n_components=6, buffer_size=8, dtype=jnp.float64)
+    state0 = lrn.init(KEY, 3)
+    state, _ = run(lrn, state0, X, Y)
+    theta = np.asarray(state0.theta)
+    Z = np.hstack([np.sin(X @ theta), np.cos(X @ theta)]) / np.sqrt(6)
+    mu, cov = np_cbr(Z, Y, 1.0, 0.7, 8, "fifo", False, state0.key, class_weighted=False)
+    np.testing.assert_allclose(state.mu, mu, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(state.cov, cov, rtol=1e-6, atol=1e-6)
+
+
+def test_fourier_features_approximate_gaussian_kernel():
+    from optrank.online import fourier_frequencies
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(6, 4))
+    theta = fourier_frequencies(KEY, 4, 4000, 0.2, jnp.float64)
+    Z = np.asarray(fourier_map(jnp.asarray(A), theta))
+    K = np.exp(-0.2 * ((A[:, None] - A[None]) ** 2).sum(-1))
+    np.testing.assert_allclose(Z @ Z.T, K, atol=0.05)  # Monte-Carlo error ~ 1/sqrt(4000)
+
+
+def test_diagonal_equals_full_in_one_dimension():
+    X, Y = toy(n=150, d=1)
+    full = cbr(C=2.0, buffer_size=6, dtype=jnp.float64)
+    diag = cbr(C=2.0, buffer_size=6, diagonal=True, dtype=jnp.float64)
+    sf, _ = run(full, full.init(KEY, 1), X, Y)
+    sd, _ = run(diag, diag.init(KEY, 1), X, Y)
+    np.testing.assert_allclose(sd.mu, sf.mu, rtol=1e-10)
+    np.testing.assert_allclose(sd.cov, sf.cov[:, 0], rtol=1e-10)
+
+
+def test_diagonal_equals_full_on_axis_aligned_differences():
+    """Negatives at the origin, positives on coordinate axes: every z is axis-aligned,
+    so the full covariance stays diagonal and both variants must coincide."""
+    rng = np.random.default_rng(2)
+    n, d = 200, 4
+    Y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    X = np.zeros((n, d))
+    pos = np.flatnonzero(Y > 0)
+    X[pos, rng.integers(0, d, pos.size)] = rng.uniform(0.5, 2.0, pos.size)
+    full = cbr(C=1.0, buffer_size=5, dtype=jnp.float64)
+    diag = cbr(C=1.0, buffer_size=5, diagonal=True, dtype=jnp.float64)
+    sf, _ = run(full, full.init(KEY, d), X, Y)
+    sd, _ = run(diag, diag.init(KEY, d), X, Y)
+    np.testing.assert_allclose(np.asarray(sf.cov) - np.diag(np.diag(sf.cov)), 0, atol=1e-12)
+    np.testing.assert_allclose(sd.mu, sf.mu, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sd.cov, np.diag(sf.cov), rtol=1e-10)
+
+
+# ---- properties ---------------------------------------------------------------------------------
+
+
+def test_covariance_stays_symmetric_positive_definite():
+    X, Y = toy(n=400, d=6, seed=3)
+    lrn = cbr(C=8.0, buffer_size=20, dtype=jnp.float64)
+    state, _ = run(lrn, lrn.init(KEY, 6), X, Y)
+    S = np.asarray(state.cov)
+    np.testing.assert_allclose(S, S.T, atol=1e-12)
+    assert np.linalg.eigvalsh(S).min() > 0
+    diag = cbr(C=8.0, buffer_size=20, diagonal=True, dtype=jnp.float64)
+    sd, _ = run(diag, diag.init(KEY, 6), X, Y)
+    assert np.all(np.asarray(sd.cov) > 0)
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_separable_problem_reaches_auc_one(diagonal):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(600, 3))
+    f = X @ np.array([1.0, -2.0, 0.5])
+    X = X[np.abs(f) > 0.5][:300]  # separable with a margin
+    Y = np.where(X @ np.array([1.0, -2.0, 0.5]) > 0, 1.0, -1.0)
+    lrn = cbr(C=1.0, buffer_size=20, diagonal=diagonal, dtype=jnp.float64)
+    state, _ = run(lrn, lrn.init(KEY, 3), X[:200], Y[:200])
+    assert roc_auc_score(Y[200:], np.asarray(lrn.score(state, X[200:]))) == 1.0
+
+
+def test_float32_is_default():
+    X, Y = toy(n=50)
+    lrn = cbr(buffer_size=5)
+    state, _ = run(lrn, lrn.init(KEY, X.shape[1]), X, Y)
+    assert state.mu.dtype == jnp.float32 and state.cov.dtype == jnp.float32
+
+
+# ---- drivers --------------------------------------------------------------------------------
+
+
+def test_run_grid_equals_separate_runs():
+    X, Y = toy(n=120, d=4)
+    Cs = 2.0 ** np.arange(-3, 4)
+    states, infos = run_grid(cbr, {"C": Cs}, X, Y, key=KEY, buffer_size=6, dtype=jnp.float64)
+    assert states.mu.shape == (len(Cs), 4) and infos.loss.shape == (len(Cs), 120)
+    for i in (0, 6):
+        lrn = cbr(C=Cs[i], buffer_size=6, dtype=jnp.float64)
+        s, _ = run(lrn, lrn.init(KEY, 4), X, Y)
+        np.testing.assert_allclose(states.mu[i], s.mu, rtol=1e-10, atol=1e-12)
+
+
+def test_second_call_does_not_recompile():
+    from optrank.online._base import _run_jit
+
+    X, Y = toy(n=40, d=3)
+    lrn = cbr(C=1.0, buffer_size=4, dtype=jnp.float64)
+    run(lrn, lrn.init(KEY, 3), X, Y)
+    size = _run_jit._cache_size()
+    other = cbr(C=3.0, eta=0.8, buffer_size=4, dtype=jnp.float64)  # same structure, new values
+    state, _ = run(other, other.init(KEY, 3), X, Y)
+    run(other, state, X[::-1], Y[::-1])
+    assert _run_jit._cache_size() == size
+
+
+def test_sparse_rows_equal_dense_rows():
+    rng = np.random.default_rng(5)
+    n, d, k = 80, 10, 3
+    idx = np.stack([rng.choice(d, k, replace=False) for _ in range(n)])
+    val = rng.normal(size=(n, k))
+    val[:, -1] = 0.0  # a padding entry
+    dense = np.zeros((n, d))
+    np.add.at(dense, (np.arange(n)[:, None], idx), val)
+    Y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    lrn = cbr(buffer_size=5, diagonal=True, dtype=jnp.float64)
+    s_dense, _ = run(lrn, lrn.init(KEY, d), dense, Y)
+    s_sparse, _ = run(lrn, lrn.init(KEY, d), (jnp.asarray(idx), jnp.asarray(val)), Y, n_features=d)
+    np.testing.assert_allclose(s_sparse.mu, s_dense.mu, rtol=1e-12)
