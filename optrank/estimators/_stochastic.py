@@ -1,0 +1,345 @@
+"""scikit-learn estimators over the stochastic AUC learners: ASAM, SAM, PSAM and kernel variants.
+
+``fit`` runs ``epochs`` epochs of ``n`` iterations (one random positive/negative pair
+per iteration) through the jitted driver :func:`optrank.stochastic.run`;
+``partial_fit`` continues the same stream (step counter, average and key) for one more
+epoch. A validation set passed to ``fit(X, y, X_val=..., y_val=...)`` is scored after
+every epoch into ``history_``. NASAM/NPSAM (k-means Nystrom) and FASAM (random
+Fourier) are the same learners on a feature map given by ``features=``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from functools import lru_cache
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, clone
+
+from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+
+_DTYPES = ("float32", "float64")
+
+
+@lru_cache(maxsize=64)
+def _learner(kind: str, lam: float, t0: float, r_skip: int, a_skip: int):
+    """One Learner object per hyperparameter tuple, so the jitted driver is reused."""
+    from optrank import stochastic
+
+    if kind == "sam":
+        return stochastic.sam(lam, t0=t0, r_skip=r_skip)
+    factory = stochastic.asam if kind == "asam" else stochastic.psam
+    return factory(lam, t0=t0, r_skip=r_skip, a_skip=a_skip)
+
+
+def _precision(dtype: str):
+    """Context enabling JAX float64 when asked for (a no-op for float32)."""
+    import jax
+
+    if dtype == "float64" and not jax.config.jax_enable_x64:
+        return jax.enable_x64(True)
+    return contextlib.nullcontext()
+
+
+def _to_jax_rows(X, dtype):
+    """Dense array or padded sparse ``(indices, values)`` on the JAX side."""
+    import jax.numpy as jnp
+
+    from optrank.stochastic import to_padded
+
+    if sp.issparse(X):
+        idx, val = to_padded(X, np.dtype(dtype))
+        return jnp.asarray(idx), jnp.asarray(val)
+    return jnp.asarray(np.asarray(X, dtype=dtype))
+
+
+class _StochasticAUC(RankerMixin, BaseEstimator):
+    """Shared machinery; subclasses set ``_kind``."""
+
+    _kind = "asam"
+
+    def __init__(self, lam=1e-4, epochs=10, t0=1000.0, r_skip=16, a_skip=8,
+                 dtype="float32", random_state=None):
+        self.lam = lam
+        self.epochs = epochs
+        self.t0 = t0
+        self.r_skip = r_skip
+        self.a_skip = a_skip
+        self.dtype = dtype
+        self.random_state = random_state
+
+    # -- parameter checks ---------------------------------------------------------------
+    def _check_params(self):
+        if not (np.isscalar(self.lam) and float(self.lam) > 0):
+            raise ValueError(f"lam must be a positive number, got {self.lam!r}")
+        if not (isinstance(self.epochs, int | np.integer) and self.epochs >= 1):
+            raise ValueError(f"epochs must be a positive integer, got {self.epochs!r}")
+        if not (np.isscalar(self.t0) and float(self.t0) > 0):
+            raise ValueError(f"t0 must be a positive number, got {self.t0!r}")
+        for name in ("r_skip", "a_skip"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | np.integer) and value >= 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+
+    def _get_learner(self):
+        return _learner(self._kind, float(self.lam), float(self.t0), int(self.r_skip),
+                        int(self.a_skip))
+
+    # -- feature map hook (identity for the linear learners) -----------------------------
+    def _fit_features(self, X):
+        return X
+
+    def _features(self, X):
+        return X
+
+    # -- fitting ------------------------------------------------------------------------
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Train for ``epochs`` epochs of ``n`` random pairs each.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n, d)
+        y : array-like of shape (n,)
+            Binary labels ({-1, +1}, {0, 1} or booleans).
+        X_val, y_val : optional validation set
+            When given, ``history_`` holds its AUC after every epoch.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, y = validate_ranking_data(self, X, y)
+        for attr in ("state_", "history_", "n_iter_"):
+            self.__dict__.pop(attr, None)
+        Z = self._fit_features(X)
+        self._train(Z, y, self.epochs, X_val, y_val)
+        return self
+
+    def partial_fit(self, X, y, X_val=None, y_val=None):
+        """Continue the stream for one epoch (``n`` iterations) on ``(X, y)``.
+
+        The first call initialises the state (and the feature map); later calls keep
+        the step counter, the average and the random key, so ``k`` calls on the same
+        data equal ``fit`` with ``epochs=k``.
+        """
+        first = not hasattr(self, "state_")
+        if first:
+            self._check_params()
+        X, y = validate_ranking_data(self, X, y, reset=first)
+        Z = self._fit_features(X) if first else self._features(X)
+        self._train(Z, y, 1, X_val, y_val)
+        return self
+
+    def _train(self, Z, y, epochs, X_val, y_val):
+        import jax
+
+        from optrank.stochastic import run
+
+        learner = self._get_learner()
+        with _precision(self.dtype):
+            Xp, Xn = (_to_jax_rows(Z[y == s], self.dtype) for s in (1, -1))
+            state = getattr(self, "state_", None)
+            if state is None:
+                seed = np.random.default_rng(self.random_state).integers(2**31 - 1)
+                state = learner.init(jax.random.key(int(seed)), Z.shape[1], self.dtype)
+                self.history_ = []
+            for _ in range(epochs):
+                state, _info = run(learner, state, Xp, Xn, Z.shape[0])
+                self.state_ = state
+                self.coef_ = np.asarray(learner.output(state), dtype=np.float64)
+                if X_val is not None:
+                    self.history_.append(self.score(X_val, y_val))
+        self.n_iter_ = int(state.t)
+
+    # -- prediction ---------------------------------------------------------------------
+    def decision_function(self, X) -> np.ndarray:
+        """Ranking score ``phi(x) @ coef_`` (higher ranks first)."""
+        X = validate_predict_data(self, X)
+        return np.asarray(self._features(X) @ self.coef_).ravel()
+
+
+class ASAM(_StochasticAUC):
+    """Accelerated stochastic AUC maximization (ASAM, dissertation Algorithm 10).
+
+    Scheduled SGD on ``lam/2 ||w||^2 + mean pair hinge``: learning rate
+    ``1 / (lam (t + t0))``, regularisation every ``r_skip`` and averaging every
+    ``a_skip`` iterations; ``coef_`` is the averaged iterate.
+
+    Parameters
+    ----------
+    lam : float, default=1e-4
+        Regularisation; the paper's grid is ``10^-10 .. 10^-7`` (low-dimensional sets).
+    epochs : int, default=10
+        Epochs of ``n`` iterations run by ``fit``.
+    t0 : float, default=1000.0
+        Learning-rate offset.
+    r_skip, a_skip : int, default=16, 8
+        Regularisation and averaging periods.
+    dtype : {"float32", "float64"}, default="float32"
+    random_state : int or None
+        Seed of the pair sampling.
+
+    Attributes
+    ----------
+    coef_ : ndarray (n_features,)
+    history_ : list of float
+        Validation AUC after each epoch (empty without a validation set).
+    n_iter_ : int
+        Iterations done so far.
+    state_ : SAMState
+        The learner state (JAX arrays), continued by ``partial_fit``.
+
+    Examples
+    --------
+    >>> import numpy as np, optrank
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 3)); y = (X[:, 0] + 0.3 * rng.standard_normal(200) > 0)
+    >>> model = optrank.ASAM(epochs=3, random_state=0).fit(X, y)
+    >>> model.score(X, y) > 0.9
+    True
+    """
+
+    _kind = "asam"
+
+
+class SAM(_StochasticAUC):
+    """SAM: ASAM without averaging (SVMSGD2 on the pair hinge); ``coef_`` is the last iterate.
+
+    Parameters as :class:`ASAM` (``a_skip`` is ignored).
+
+    Examples
+    --------
+    >>> import numpy as np, optrank
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 3)); y = (X[:, 0] + 0.3 * rng.standard_normal(200) > 0)
+    >>> optrank.SAM(epochs=3, random_state=0).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    _kind = "sam"
+
+
+class PSAM(_StochasticAUC):
+    """Proximal stochastic AUC maximization (PSAM, dissertation Algorithm 11).
+
+    As :class:`ASAM` with the closed-form proximal step of the pair hinge (step
+    ``1 / (lam (t + t0))``, the paper's ``gamma`` is ``lam``) instead of the
+    subgradient step.
+
+    Examples
+    --------
+    >>> import numpy as np, optrank
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 3)); y = (X[:, 0] + 0.3 * rng.standard_normal(200) > 0)
+    >>> optrank.PSAM(epochs=3, random_state=0).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    _kind = "psam"
+
+
+class _KernelStochasticAUC(_StochasticAUC):
+    """A stochastic learner on a feature map ``features`` (a sklearn transformer)."""
+
+    def __init__(self, lam=1e-4, epochs=10, t0=1000.0, r_skip=16, a_skip=8,
+                 dtype="float32", random_state=None, features=None, n_components=1600):
+        super().__init__(lam=lam, epochs=epochs, t0=t0, r_skip=r_skip, a_skip=a_skip,
+                         dtype=dtype, random_state=random_state)
+        self.features = features
+        self.n_components = n_components
+
+    def _default_features(self):
+        raise NotImplementedError
+
+    def _fit_features(self, X):
+        transformer = self._default_features() if self.features is None else self.features
+        self.features_ = clone(transformer).fit(X)
+        return self._features(X)
+
+    def _features(self, X):
+        return np.asarray(self.features_.transform(X), dtype=np.float64)
+
+
+class NASAM(_KernelStochasticAUC):
+    """ASAM on a k-means Nystrom embedding (NASAM, dissertation Section 6.4).
+
+    Parameters
+    ----------
+    features : transformer or None
+        Feature map (fitted on the training X); default
+        ``optrank.features.NystromFeatures(n_components, landmarks="kmeans")`` with its
+        default Gaussian bandwidth.
+    n_components : int, default=1600
+        Landmarks of the default feature map (the paper's 1600).
+    Other parameters as :class:`ASAM`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank.estimators._stochastic import NASAM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((300, 2)); y = np.hypot(X[:, 0], X[:, 1]) > 1.2
+    >>> NASAM(n_components=30, epochs=5, random_state=0).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    _kind = "asam"
+
+    def _default_features(self):
+        from optrank.features import NystromFeatures
+
+        return NystromFeatures(n_components=self.n_components, landmarks="kmeans",
+                               random_state=self.random_state)
+
+
+class NPSAM(NASAM):
+    """PSAM on a k-means Nystrom embedding (NPSAM, dissertation Table 7.5).
+
+    Parameters as :class:`NASAM`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank.estimators._stochastic import NPSAM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((300, 2)); y = np.hypot(X[:, 0], X[:, 1]) > 1.2
+    >>> NPSAM(n_components=30, epochs=5, random_state=0).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    _kind = "psam"
+
+
+class FASAM(_KernelStochasticAUC):
+    """ASAM on random Fourier features (FASAM, dissertation Section 6.7).
+
+    Parameters
+    ----------
+    features : transformer or None
+        Default ``optrank.features.FourierFeatures(n_components)`` with its default
+        Gaussian bandwidth.
+    Other parameters as :class:`NASAM`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank.estimators._stochastic import FASAM
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((300, 2)); y = np.hypot(X[:, 0], X[:, 1]) > 1.2
+    >>> FASAM(n_components=200, epochs=5, random_state=0).fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    _kind = "asam"
+
+    def _default_features(self):
+        from optrank.features import FourierFeatures
+
+        return FourierFeatures(n_components=self.n_components, random_state=self.random_state)
+
+
+__all__ = ["ASAM", "FASAM", "NASAM", "NPSAM", "PSAM", "SAM"]
