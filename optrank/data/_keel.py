@@ -154,7 +154,7 @@ def _encode(path: Path, attribute: KeelAttribute, values: list[str]) -> np.ndarr
         except ValueError:
             row = next(r for r, t in enumerate(tokens) if not absent[r] and not _is_float(t))
             raise ValueError(
-                f"{path}: non-numeric value {tokens[row]!r} for numeric attribute "
+                f"{path}: non-numeric value {str(tokens[row])!r} for numeric attribute "
                 f"{attribute.name!r} in data row {row}"
             ) from None
         return numbers[:, None]
@@ -162,7 +162,7 @@ def _encode(path: Path, attribute: KeelAttribute, values: list[str]) -> np.ndarr
     unknown = [r for r, t in enumerate(tokens) if not absent[r] and t not in index]
     if unknown:
         raise ValueError(
-            f"{path}: value {tokens[unknown[0]]!r} of attribute {attribute.name!r} in data row "
+            f"{path}: value {str(tokens[unknown[0]])!r} of attribute {attribute.name!r} in data row "
             f"{unknown[0]} is not among its declared categories {list(attribute.categories)}"
         )
     out = np.zeros((tokens.size, attribute.width))

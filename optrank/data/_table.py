@@ -103,7 +103,7 @@ def _numeric(cells: np.ndarray, path: Path, columns: list[int]) -> np.ndarray:
             except ValueError:
                 if not is_missing[r, c]:
                     raise ValueError(
-                        f"{path}: non-numeric value {tok!r} in data row {r}, column "
+                        f"{path}: non-numeric value {str(tok)!r} in data row {r}, column "
                         f"{columns[c]}; use label_col/drop_cols for non-feature columns"
                     ) from None
         raise
