@@ -195,7 +195,9 @@ def test_keel_missing_values_error_and_policies():
 def test_bad_split_names():
     with pytest.raises(ValueError, match=r"split='validation' is not one of"):
         load("a9a", split="validation")
-    with pytest.raises(ValueError, match=r"'w8a' has no 'test' split; available: \['train', 'all'\]"):
+    with pytest.raises(
+        ValueError, match=r"'w8a' has no 'test' split; available: \['train', 'all'\]"
+    ):
         load("w8a", split="test")
 
 

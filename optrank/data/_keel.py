@@ -162,8 +162,8 @@ def _encode(path: Path, attribute: KeelAttribute, values: list[str]) -> np.ndarr
     unknown = [r for r, t in enumerate(tokens) if not absent[r] and t not in index]
     if unknown:
         raise ValueError(
-            f"{path}: value {str(tokens[unknown[0]])!r} of attribute {attribute.name!r} in data row "
-            f"{unknown[0]} is not among its declared categories {list(attribute.categories)}"
+            f"{path}: value {str(tokens[unknown[0]])!r} of attribute {attribute.name!r} in data "
+            f"row {unknown[0]} is not among its declared categories {list(attribute.categories)}"
         )
     out = np.zeros((tokens.size, attribute.width))
     present = np.flatnonzero(~absent)

@@ -115,5 +115,6 @@ def _check_fitted(scaler, attribute: str, X) -> None:
     if not hasattr(scaler, attribute):
         raise RuntimeError(f"{type(scaler).__name__} is not fitted; call fit(X_train) first")
     d = getattr(scaler, attribute).shape[0]
-    if X.shape[1] != d:
-        raise ValueError(f"X has {X.shape[1]} features, the scaler was fitted on {d}")
+    shape = X.shape if sp.issparse(X) else np.shape(X)
+    if len(shape) != 2 or shape[1] != d:
+        raise ValueError(f"X has shape {shape}, the scaler was fitted on {d} features")
