@@ -1,0 +1,360 @@
+"""PRSVM+ (linear RankSVM, "BAM") and its kernel approximations NBAM and FBAM.
+
+All three minimise the squared pairwise hinge over every positive-negative pair
+(dissertation eq. 3.1) by truncated Newton on the sorting-based oracle of
+:mod:`optrank.models._prsvm_oracle`; NBAM first embeds the data with k-means Nystrom
+features (Algorithm 2), FBAM with random Fourier features (Algorithm 3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from optrank._persist import load_npz, save_npz
+from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.features._fourier import FourierFeatures
+from optrank.features._nystrom import NystromFeatures
+from optrank.solvers._newton import truncated_newton
+
+_BACKENDS = ("numpy", "jax")
+
+
+def make_oracle(X, y_pm, C: float, sample_weight=None, backend: str = "numpy"):
+    """Build the PRSVM+ oracle for ``backend`` (``"numpy"`` or ``"jax"``)."""
+    if backend == "numpy":
+        from optrank.models._prsvm_oracle import PRSVMOracle
+
+        return PRSVMOracle(X, y_pm, C, sample_weight)
+    if backend == "jax":
+        from optrank.models._prsvm_oracle_jax import PRSVMOracleJax
+
+        return PRSVMOracleJax(X, y_pm, C, sample_weight)
+    raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
+
+
+def accuracy_threshold(scores: np.ndarray, y_pm: np.ndarray) -> float:
+    """Score threshold that maximises training accuracy of ``scores > threshold``.
+
+    Examples
+    --------
+    >>> accuracy_threshold(np.array([0.0, 0.25, 0.75, 1.0]), np.array([-1, -1, 1, 1]))
+    0.5
+    """
+    order = np.argsort(-scores, kind="stable")
+    s, pos = scores[order], (y_pm[order] > 0).astype(np.int64)
+    tp = np.concatenate([[0], np.cumsum(pos)])  # positives among the top k
+    k = np.arange(s.size + 1)
+    correct = tp + (s.size - pos.sum()) - (k - tp)
+    valid = np.ones(s.size + 1, dtype=bool)
+    valid[1:-1] = s[:-1] > s[1:]
+    best = int(np.argmax(np.where(valid, correct, -1)))
+    if best == 0:
+        return float(s[0])
+    if best == s.size:
+        return float(np.nextafter(s[-1], -np.inf))
+    return float(0.5 * (s[best - 1] + s[best]))
+
+
+class PRSVMPlus(RankerMixin, BaseEstimator):
+    """Linear RankSVM with squared pairwise hinge over all pairs (PRSVM+, "BAM").
+
+    Minimises ``1/2 ||w||^2 + C sum_{p,n} s_p s_n max(0, 1 - w.(x_p - x_n))^2`` by
+    truncated Newton with exact line search; each gradient or Hessian-vector product
+    costs ``O(n log n + nnz(X))`` (no pair is formed).
+
+    Parameters
+    ----------
+    C : float
+        Weight of the (unnormalised) sum of pair losses.
+    tol : float
+        Stop when ``||grad|| <= tol * ||grad at 0||``.
+    max_iter : int
+        Maximum number of Newton iterations.
+    max_cg_iter : int or None
+        Cap on CG iterations per Newton step (default ``max(50, n_features)``).
+    backend : {"numpy", "jax"}
+        Oracle implementation; ``"jax"`` jit-compiles the sorting-based oracle.
+    pos_label : label or None
+        Positive class when the labels are not {-1, +1}, {0, 1} or booleans.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Ranking weights; ``decision_function(X) = X @ coef_``.
+    threshold_ : float
+        Score threshold maximising training accuracy (used by ``predict`` only).
+    n_iter_ : int
+        Newton iterations run.
+    history_ : dict of ndarray
+        Per iterate ``objective``, ``grad_norm``, ``cg_iter``, ``step``, ``time``.
+    converged_ : bool
+        Whether the gradient tolerance was met.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3)); y = np.where(X[:, 0] + 0.3 * rng.normal(size=200) > 0, 1, -1)
+    >>> model = PRSVMPlus(C=0.01).fit(X, y)
+    >>> model.score(X, y) > 0.9
+    True
+    """
+
+    def __init__(
+        self, C=1.0, tol=1e-3, max_iter=100, max_cg_iter=None, backend="numpy", pos_label=None
+    ):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_cg_iter = max_cg_iter
+        self.backend = backend
+        self.pos_label = pos_label
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    # -- feature step (identity here; NBAM/FBAM override) ------------------------------
+    def _fit_features(self, X):
+        return X
+
+    def _transform(self, X):
+        return X
+
+    def _check_params(self):
+        if not (np.isscalar(self.C) and self.C > 0):
+            raise ValueError(f"C must be a positive number, got {self.C!r}")
+        if not self.tol > 0:
+            raise ValueError(f"tol must be positive, got {self.tol!r}")
+        if self.backend not in _BACKENDS:
+            raise ValueError(f"backend must be one of {_BACKENDS}, got {self.backend!r}")
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the ranking weights on (X, y); ``sample_weight`` gives pair weight s_p*s_n."""
+        self._check_params()
+        X, y_pm = validate_ranking_data(self, X, y)
+        sw = _check_weights(sample_weight, X.shape[0])
+        Z = self._fit_features(X)
+        oracle = make_oracle(Z, y_pm, self.C, sw, self.backend)
+        res = truncated_newton(
+            oracle.value_grad,
+            oracle.hessian,
+            np.zeros(Z.shape[1]),
+            line=oracle.line,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            max_cg_iter=self.max_cg_iter,
+        )
+        self.coef_, self.n_iter_, self.history_ = res.x, res.n_iter, res.history
+        self.converged_ = res.converged
+        self.threshold_ = accuracy_threshold(_scores(Z, self.coef_), y_pm)
+        return self
+
+    def decision_function(self, X):
+        """Ranking scores ``phi(X) @ coef_`` (higher means more likely positive)."""
+        X = validate_predict_data(self, X)
+        return _scores(self._transform(X), self.coef_)
+
+    def predict(self, X):
+        """Class labels by thresholding the scores at ``threshold_``."""
+        return np.where(
+            self.decision_function(X) > self.threshold_, self.classes_[-1], self.classes_[0]
+        )
+
+    # -- persistence ------------------------------------------------------------------
+    def _state_arrays(self) -> dict:
+        hist = {f"history__{k}": v for k, v in self.history_.items()}
+        return {"coef_": self.coef_, "classes_": self.classes_, **hist}
+
+    def save(self, path):
+        """Save parameters and fitted state to ``path`` (``.npz`` + JSON metadata, no pickle)."""
+        meta = {
+            "class": type(self).__name__,
+            "params": self.get_params(),
+            "n_features_in_": int(self.n_features_in_),
+            "n_iter_": int(self.n_iter_),
+            "threshold_": float(self.threshold_),
+            "converged_": bool(self.converged_),
+        }
+        return save_npz(path, self._state_arrays(), meta)
+
+    @classmethod
+    def load(cls, path):
+        """Load an estimator written by :meth:`save`."""
+        arrays, meta = load_npz(path)
+        if meta.get("class") != cls.__name__:
+            raise ValueError(f"{path} holds a {meta.get('class')!r}, not a {cls.__name__!r}")
+        est = cls(**meta["params"])
+        est.coef_, est.classes_ = arrays["coef_"], arrays["classes_"]
+        est.history_ = {k[9:]: v for k, v in arrays.items() if k.startswith("history__")}
+        for key in ("n_features_in_", "n_iter_", "threshold_", "converged_"):
+            setattr(est, key, meta[key])
+        est._load_features(arrays)
+        return est
+
+    def _load_features(self, arrays):
+        return None
+
+
+def _scores(Z, w) -> np.ndarray:
+    return np.asarray(Z @ w, dtype=np.float64).ravel()
+
+
+def _check_weights(sample_weight, n: int):
+    if sample_weight is None:
+        return None
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if sw.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), got {sw.shape}")
+    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+        raise ValueError("sample_weight must be finite and non-negative")
+    if not np.any(sw > 0):
+        raise ValueError("Sample weights must contain at least one non-zero number")
+    return sw
+
+
+class _EmbeddedPRSVM(PRSVMPlus):
+    """PRSVM+ on a fitted feature map ``features_`` (shared by NBAM and FBAM)."""
+
+    def _make_features(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _fit_features(self, X):
+        self.features_ = self._make_features()
+        return self.features_.fit_transform(X)
+
+    def _transform(self, X):
+        return self.features_.transform(X)
+
+    def _state_arrays(self) -> dict:
+        feats = {f"features__{k}": v for k, v in self.features_.fitted_arrays().items()}
+        return {**super()._state_arrays(), **feats}
+
+    def _load_features(self, arrays):
+        feats = {k[10:]: v for k, v in arrays.items() if k.startswith("features__")}
+        self.features_ = self._make_features().set_fitted_arrays(feats)
+
+
+class NBAM(_EmbeddedPRSVM):
+    """Nystrom batch AUC maximisation: k-means Nystrom features + PRSVM+ (Algorithm 2).
+
+    Parameters
+    ----------
+    C, tol, max_iter, max_cg_iter, backend, pos_label
+        As in :class:`PRSVMPlus`.
+    n_components : int
+        Number of landmarks (the dissertation uses 1600).
+    gamma : float or None
+        Gaussian kernel ``exp(-gamma ||x - y||^2)``; ``None`` applies the
+        dissertation's bandwidth rule (see :func:`optrank.features.bandwidth_rule`).
+    landmarks : {"kmeans", "uniform"}
+        How landmarks are chosen.
+    rank : int or None
+        Keep the top ``rank`` eigenpairs of the landmark kernel matrix.
+    random_state : int or None
+        Seed for the landmark choice.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = np.where((X ** 2).sum(1) < 1.4, 1, -1)
+    >>> NBAM(C=1.0, n_components=30, random_state=0).fit(X, y).score(X, y) > 0.95
+    True
+    """
+
+    def __init__(
+        self,
+        C=1.0,
+        n_components=1600,
+        gamma=None,
+        landmarks="kmeans",
+        rank=None,
+        tol=1e-3,
+        max_iter=100,
+        max_cg_iter=None,
+        backend="numpy",
+        random_state=None,
+        pos_label=None,
+    ):
+        super().__init__(
+            C=C,
+            tol=tol,
+            max_iter=max_iter,
+            max_cg_iter=max_cg_iter,
+            backend=backend,
+            pos_label=pos_label,
+        )
+        self.n_components = n_components
+        self.gamma = gamma
+        self.landmarks = landmarks
+        self.rank = rank
+        self.random_state = random_state
+
+    def _make_features(self):
+        return NystromFeatures(
+            n_components=self.n_components,
+            gamma=self.gamma,
+            landmarks=self.landmarks,
+            rank=self.rank,
+            random_state=self.random_state,
+        )
+
+
+class FBAM(_EmbeddedPRSVM):
+    """Fourier batch AUC maximisation: random Fourier features + PRSVM+ (Algorithm 3).
+
+    Parameters
+    ----------
+    C, tol, max_iter, max_cg_iter, backend, pos_label
+        As in :class:`PRSVMPlus`.
+    n_components : int
+        Output dimension ``D`` (the dissertation uses 1600).
+    gamma : float or None
+        Gaussian kernel ``exp(-gamma ||x - y||^2)``; ``None`` applies the bandwidth rule.
+    form : {"cos", "sincos"}
+        ``sqrt(2/D) cos(theta.x + b)`` or ``sqrt(2/D) [cos(theta.x), sin(theta.x)]``.
+    random_state : int or None
+        Seed for the random frequencies.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = np.where((X ** 2).sum(1) < 1.4, 1, -1)
+    >>> FBAM(C=1.0, n_components=200, gamma=0.5, random_state=0).fit(X, y).score(X, y) > 0.95
+    True
+    """
+
+    def __init__(
+        self,
+        C=1.0,
+        n_components=1600,
+        gamma=None,
+        form="cos",
+        tol=1e-3,
+        max_iter=100,
+        max_cg_iter=None,
+        backend="numpy",
+        random_state=None,
+        pos_label=None,
+    ):
+        super().__init__(
+            C=C,
+            tol=tol,
+            max_iter=max_iter,
+            max_cg_iter=max_cg_iter,
+            backend=backend,
+            pos_label=pos_label,
+        )
+        self.n_components = n_components
+        self.gamma = gamma
+        self.form = form
+        self.random_state = random_state
+
+    def _make_features(self):
+        return FourierFeatures(
+            n_components=self.n_components,
+            gamma=self.gamma,
+            form=self.form,
+            random_state=self.random_state,
+        )

@@ -1,0 +1,128 @@
+"""k-means Nystrom features (Zhang et al. 2008; dissertation Algorithm 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.cluster import KMeans
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from optrank.features._kernels import default_gamma, gaussian_kernel
+
+_LANDMARKS = ("kmeans", "uniform")
+
+
+class NystromFeatures(TransformerMixin, BaseEstimator):
+    """Nystrom embedding ``psi(x) = Sigma_r^{-1/2} U_r^T [k(x, u_1), ..., k(x, u_m)]``.
+
+    Algorithm 2 of the dissertation: landmarks ``u_1..u_m`` (k-means centroids or a
+    uniform sample of rows), ``W = k(U, U) = U Sigma U^T``, keep the top ``r``
+    eigenpairs (eigenvalues above ``1e-12 * max`` only: the pseudo-inverse), so that
+    ``psi(x).psi(y) = k_x^T W_r^+ k_y`` approximates ``k(x, y)``. The kernel is
+    Gaussian, ``exp(-gamma ||x - y||^2)``.
+
+    Parameters
+    ----------
+    n_components : int
+        Number of landmarks ``m`` (capped at the number of rows).
+    gamma : float or None
+        Kernel parameter; ``None`` uses ``1 / bandwidth_rule(X)``.
+    landmarks : {"kmeans", "uniform"}
+        Landmark choice.
+    rank : int or None
+        Rank ``r`` of the approximation (default: all numerically positive eigenvalues).
+    kmeans_iter : int
+        Lloyd iterations of k-means (random initial centroids; a few suffice to
+        spread the landmarks).
+    random_state : int, RandomState or None
+        Seed for the landmark choice.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> NystromFeatures(n_components=10, gamma=0.3, random_state=0).fit_transform(X).shape
+    (50, 10)
+    """
+
+    def __init__(
+        self,
+        n_components=100,
+        gamma=None,
+        landmarks="kmeans",
+        rank=None,
+        kmeans_iter=10,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.landmarks = landmarks
+        self.rank = rank
+        self.kmeans_iter = kmeans_iter
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Choose landmarks, factor the landmark kernel matrix."""
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        if self.landmarks not in _LANDMARKS:
+            raise ValueError(f"landmarks must be one of {_LANDMARKS}, got {self.landmarks!r}")
+        if not (isinstance(self.n_components, int | np.integer) and self.n_components > 0):
+            raise ValueError(f"n_components must be a positive integer, got {self.n_components!r}")
+        self.gamma_ = default_gamma(X, self.gamma)
+        self.components_ = self._landmarks(X, min(self.n_components, X.shape[0]))
+        self.normalization_ = _inverse_sqrt(
+            gaussian_kernel(self.components_, self.components_, self.gamma_), self.rank
+        )
+        return self
+
+    def _landmarks(self, X, m: int) -> np.ndarray:
+        rng = check_random_state(self.random_state)
+        if self.landmarks == "uniform":
+            rows = rng.choice(X.shape[0], size=m, replace=False)
+            return _dense(X[np.sort(rows)])
+        km = KMeans(
+            n_clusters=m,
+            init="random",
+            n_init=1,
+            max_iter=self.kmeans_iter,
+            random_state=rng.randint(2**31 - 1),
+        )
+        return km.fit(X).cluster_centers_
+
+    def transform(self, X):
+        """Embed X: ``k(X, landmarks) @ U_r Sigma_r^{-1/2}``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return gaussian_kernel(X, self.components_, self.gamma_) @ self.normalization_
+
+    def fitted_arrays(self) -> dict:
+        """Fitted state as arrays (for ``.npz`` persistence)."""
+        return {
+            "components_": self.components_,
+            "normalization_": self.normalization_,
+            "gamma_": np.float64(self.gamma_),
+        }
+
+    def set_fitted_arrays(self, arrays: dict):
+        """Restore the state written by :meth:`fitted_arrays`; returns self."""
+        self.components_ = np.asarray(arrays["components_"])
+        self.normalization_ = np.asarray(arrays["normalization_"])
+        self.gamma_ = float(arrays["gamma_"])
+        self.n_features_in_ = self.components_.shape[1]
+        return self
+
+
+def _inverse_sqrt(W: np.ndarray, rank: int | None) -> np.ndarray:
+    """``U_r Sigma_r^{-1/2}`` from the top-``rank`` positive eigenpairs of symmetric W."""
+    vals, vecs = np.linalg.eigh(W)
+    vals, vecs = vals[::-1], vecs[:, ::-1]
+    keep = vals > 1e-12 * max(vals[0], 0.0)
+    if rank is not None:
+        keep[int(rank) :] = False
+    if not keep.any():
+        raise ValueError("the landmark kernel matrix has no positive eigenvalue")
+    return vecs[:, keep] / np.sqrt(vals[keep])
+
+
+def _dense(X) -> np.ndarray:
+    return X.toarray() if hasattr(X, "toarray") else np.asarray(X)
