@@ -125,11 +125,29 @@ class Program:
             val += 0.5 * float(z @ (self.Q @ z))
         return val
 
+    def dual_objective(self, z: np.ndarray, y: np.ndarray, col_dual: np.ndarray) -> float:
+        """Lagrangian dual objective at row duals ``y`` and bound duals ``col_dual``.
+
+        Each dual multiplies the bound it is attached to (positive -> lower bound,
+        negative -> upper bound); for a QP the term ``-1/2 z@Q@z`` is added.
+        Equals the primal objective at an optimal primal-dual pair (strong duality).
+        """
+        val = self.offset + _bound_term(y, self.row_lower, self.row_upper)
+        val += _bound_term(col_dual, self.col_lower, self.col_upper)
+        if self.is_qp:
+            val -= 0.5 * float(z @ (self.Q @ z))
+        return val
+
     def split_cols(self, z: np.ndarray) -> dict[str, np.ndarray]:
         return {k: np.asarray(z[s]) for k, s in self.col_blocks.items()}
 
     def split_rows(self, y: np.ndarray) -> dict[str, np.ndarray]:
         return {k: np.asarray(y[s]) for k, s in self.row_blocks.items()}
+
+
+def _bound_term(dual: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+    bound = np.where(dual > 0, lower, np.where(dual < 0, upper, 0.0))
+    return float(np.sum(np.where(dual != 0, dual * bound, 0.0)))
 
 
 def _slices(sizes: dict[str, int]) -> dict[str, slice]:

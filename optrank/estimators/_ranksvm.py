@@ -1,0 +1,138 @@
+"""RankSVM: the pair-wise large-margin ranker, declared as an LP/QP and solved by name."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from optrank._persist import load_npz, save_npz
+from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.models._ranksvm import coef_from_solution, pair_costs, ranksvm_program
+from optrank.pairs import PairSet
+from optrank.solvers._registry import solve
+from optrank.solvers._solution import Solution, SolverError
+
+
+class RankSVM(RankerMixin, BaseEstimator):
+    """Linear RankSVM over all positive-negative pairs, solved as an LP or QP.
+
+    ``min R(w) + sum_pn C_pn loss(xi_pn)  s.t.  w.(x_p - x_n) >= 1 - xi_pn, xi >= 0``
+
+    Parameters
+    ----------
+    penalty : {"l1", "linf", "linf_penalty", "l2"}
+        ``l1``: ||w||_1 (LP); ``linf``: the box ``|w_j| <= box`` (LP);
+        ``linf_penalty``: ||w||_inf (LP); ``l2``: 1/2 ||w||^2 (QP).
+    C : float
+        Cost of a pair error.
+    loss : {"hinge", "squared_hinge"}
+    solver : str, dict, path or list
+        Backend name ("highs"), profile ("highs-ipm" or a TOML path), dict or a list
+        of fallbacks; see :func:`optrank.solvers.solve`.
+    form : {"auto", "primal", "dual"}
+        Hand the solver the primal LP or its dual; "auto" applies the size rule.
+    reduction : {"sum", "mean"}
+        Sum of pair errors (the papers' form) or their mean (C independent of n).
+    box : float
+        Bound of the ``linf`` box.
+    solver_options : dict or None
+        Extra backend options (time_limit, method, tolerances, threads).
+    pos_label : label value treated as positive (needed for labels other than
+        {-1, 1}, {0, 1}, booleans).
+
+    Attributes
+    ----------
+    coef_ : (n_features,) weights; ``decision_function(X) = X @ coef_``.
+    pairs_ : PairSet of the constrained pairs (indices into the training rows).
+    duals_ : (n_pairs,) pair-row duals aligned with ``pairs_``, in ``[0, C_pn]`` (hinge).
+    solution_ : the :class:`optrank.solvers.Solution`.
+
+    Examples
+    --------
+    >>> import optrank
+    >>> X, y = optrank.data.load_embedded()
+    >>> model = optrank.RankSVM(penalty="l1", C=0.01).fit(X[:100], y[:100])
+    >>> model.solution_.status.value
+    'optimal'
+    >>> bool(0 <= model.duals_.min() and model.duals_.max() <= 0.01 + 1e-9)
+    True
+    """
+
+    def __init__(
+        self,
+        penalty: str = "l1",
+        C: float = 1.0,
+        loss: str = "hinge",
+        solver="highs",
+        form: str = "auto",
+        reduction: str = "sum",
+        box: float = 1.0,
+        solver_options: dict | None = None,
+        pos_label=None,
+    ):
+        self.penalty = penalty
+        self.C = C
+        self.loss = loss
+        self.solver = solver
+        self.form = form
+        self.reduction = reduction
+        self.box = box
+        self.solver_options = solver_options
+        self.pos_label = pos_label
+
+    def fit(self, X, y, pair_weight=None):
+        """Build the ranking program over all pairs of (X, y) and solve it."""
+        X, y = validate_ranking_data(self, X, y)
+        pairs = PairSet.all_pairs(y)
+        costs = pair_costs(len(pairs), float(self.C), pair_weight, self.reduction)
+        program = ranksvm_program(pairs.differences(X), costs, self.penalty, self.loss, self.box)
+        solution = solve(program, self.solver, form=self.form, **(self.solver_options or {}))
+        if not solution.ok:
+            raise SolverError.from_solution(solution)
+        self._set_fitted(pairs, solution)
+        return self
+
+    def _set_fitted(self, pairs: PairSet, solution: Solution) -> None:
+        self.pairs_ = pairs
+        self.solution_ = solution
+        self.coef_ = coef_from_solution(solution)
+        self.duals_ = np.asarray(solution.dual["pairs"])
+
+    def decision_function(self, X) -> np.ndarray:
+        """Ranking scores ``X @ coef_`` (higher = more likely positive)."""
+        X = validate_predict_data(self, X)
+        return np.asarray(X @ self.coef_).ravel()
+
+    def top_pairs(self, k: int = 10) -> list[tuple[int, int, float]]:
+        """The k pairs with the largest duals: (positive row, negative row, dual)."""
+        order = np.argsort(-self.duals_, kind="stable")[:k]
+        return [(int(self.pairs_.pos[i]), int(self.pairs_.neg[i]), float(self.duals_[i]))
+                for i in order]
+
+    def save(self, path):
+        """Save coefficients, pairs and duals to ``.npz`` with JSON metadata (no pickle)."""
+        arrays = {"coef": self.coef_, "pos": self.pairs_.pos, "neg": self.pairs_.neg,
+                  "duals": self.duals_, "classes": self.classes_}
+        meta = {"estimator": "RankSVM", "params": _jsonable(self.get_params()),
+                "n_features_in": int(self.n_features_in_), "objective": self.solution_.objective,
+                "status": self.solution_.status.value, "backend": self.solution_.backend}
+        return save_npz(path, arrays, meta)
+
+    @classmethod
+    def load(cls, path) -> RankSVM:
+        arrays, meta = load_npz(path)
+        if meta.get("estimator") != "RankSVM":
+            raise ValueError(f"{path} does not hold a RankSVM (found {meta.get('estimator')!r})")
+        model = cls(**meta["params"])
+        model.coef_ = arrays["coef"]
+        model.pairs_ = PairSet(arrays["pos"], arrays["neg"])
+        model.duals_ = arrays["duals"]
+        model.classes_ = arrays["classes"]
+        model.n_features_in_ = meta["n_features_in"]
+        model.solution_ = None
+        return model
+
+
+def _jsonable(params: dict) -> dict:
+    return {k: (str(v) if not isinstance(v, (str, int, float, bool, type(None), dict, list))
+                else v) for k, v in params.items()}

@@ -1,0 +1,202 @@
+"""Hand an LP to the solver as its Lagrangian dual and map the answer back.
+
+For the primal (P)
+
+    min c@z + k   s.t.  rl <= A@z <= ru,   l <= z <= u
+
+the dual (D) has one variable ``y_i`` per row (``>= 0`` for a lower-bounded row,
+``<= 0`` for an upper-bounded one, free for an equality; a ranged row gets two) and
+one row per column (``A_j@y <= c_j`` for ``z_j >= l_j``, ``>= c_j`` for ``z_j <= u_j``,
+``= c_j`` for a free column; a boxed column gets two bound-dual columns).
+
+*Slack elimination.* A column with a single nonzero ``a_ij``, cost ``c_j >= 0`` and
+bounds ``[0, inf)`` that relaxes a one-sided row (a hinge slack ``xi_pn``) becomes a
+bound on ``y_i`` instead of a row of (D): ``0 <= y_i <= c_j / a_ij``. This is what
+makes the all-pairs RankSVM LP small in dual form: one variable per pair bounded in
+``[0, C]`` and only a few rows per feature.
+
+Back-mapping: ``y`` (D's primal values) are P's row duals in optrank's sign
+convention; ``z = shift - mu`` from D's row duals ``mu``; eliminated slacks are
+recomputed from the margins; P's column duals are ``c - A.T@y``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from optrank.solvers._program import Program
+from optrank.solvers._solution import Solution, Status
+
+_DUAL_FACTOR = 2.0  # auto picks the dual when P has more than this many rows per row of D
+
+
+@dataclass(frozen=True)
+class DualMap:
+    """Everything needed to read P's solution out of D's."""
+
+    row_cols: np.ndarray  # for each y-column of D: the P row it belongs to
+    kept: np.ndarray  # P columns that became rows of D (in order)
+    shift: np.ndarray  # z_kept = shift - mu
+    fixed: np.ndarray  # P columns fixed at their bound (no D row)
+    slack_cols: np.ndarray  # eliminated slack columns of P
+    slack_rows: np.ndarray  # the P row of each eliminated slack
+
+
+def _slack_columns(p: Program) -> tuple[np.ndarray, np.ndarray]:
+    """Columns that are pure hinge slacks of one-sided rows (see module doc)."""
+    csc = p.A.tocsc()
+    counts = np.diff(csc.indptr)
+    cand = np.flatnonzero(
+        (counts == 1) & (p.col_lower == 0) & np.isinf(p.col_upper) & (p.c >= 0)
+    )
+    if p.is_qp:
+        qdiag_free = np.asarray(abs(p.Q).sum(axis=0)).ravel()[cand] == 0
+        cand = cand[qdiag_free]
+    rows = csc.indices[csc.indptr[cand]]
+    vals = csc.data[csc.indptr[cand]]
+    lower_only = np.isfinite(p.row_lower[rows]) & np.isinf(p.row_upper[rows])
+    upper_only = np.isinf(p.row_lower[rows]) & np.isfinite(p.row_upper[rows])
+    relaxes = (lower_only & (vals > 0)) | (upper_only & (vals < 0))
+    cand, rows = cand[relaxes], rows[relaxes]
+    _, first = np.unique(rows, return_index=True)  # one slack per row
+    return cand[first], rows[first]
+
+
+def dual_size(p: Program) -> int:
+    """Rows the dual program would have (structural columns left after elimination)."""
+    slack_cols, _ = _slack_columns(p)
+    fixed = np.count_nonzero(p.col_lower == p.col_upper)
+    return p.n_cols - slack_cols.size - fixed
+
+
+def choose_form(p: Program) -> str:
+    """Size rule: the dual when P has many more rows than D would have."""
+    if p.is_qp or p.n_rows == 0:
+        return "primal"
+    return "dual" if p.n_rows > _DUAL_FACTOR * max(dual_size(p), 1) else "primal"
+
+
+def dualize(p: Program) -> tuple[Program, DualMap]:
+    """Build the dual LP of ``p`` (as a minimisation) and the map back."""
+    if p.is_qp:
+        raise ValueError("automatic dualization supports LPs only; solve the QP in primal form")
+    slack_cols, slack_rows = _slack_columns(p)
+    y_lo, y_hi, row_cols, b = _row_duals(p)
+    # bounds from eliminated slacks: y_i <= c_j / a_ij  (a > 0, lower row), y_i >= c_j/a_ij else
+    slack_vals = p.A.tocsc()[:, slack_cols].tocoo()
+    limit = p.c[slack_cols[slack_vals.col]] / slack_vals.data
+    pos_of_row = np.full(p.n_rows, -1)
+    pos_of_row[row_cols] = np.arange(row_cols.size)
+    where = pos_of_row[slack_vals.row]
+    up = slack_vals.data > 0
+    y_hi[where[up]] = np.minimum(y_hi[where[up]], limit[up])
+    y_lo[where[~up]] = np.maximum(y_lo[where[~up]], limit[~up])
+
+    is_slack = np.zeros(p.n_cols, bool)
+    is_slack[slack_cols] = True
+    fixed = np.flatnonzero((p.col_lower == p.col_upper) & ~is_slack)
+    kept = np.flatnonzero(~is_slack & (p.col_lower != p.col_upper))
+    l, u, c = p.col_lower[kept], p.col_upper[kept], p.c[kept]
+    lo_f, up_f = np.isfinite(l), np.isfinite(u)
+    boxed = lo_f & up_f
+    shift = np.where(boxed, 0.0, np.where(lo_f, l, np.where(up_f, u, 0.0)))
+    shift = np.nan_to_num(shift, posinf=0.0, neginf=0.0)
+
+    AT = p.A[row_cols][:, kept].T.tocsr() if row_cols.size else sp.csr_matrix((kept.size, 0))
+    # objective of D (as max): b@y + sum_j shift_j (c_j - A_j@y) + fixed terms
+    fixed_shift = p.col_lower[fixed]
+    A_fixed = p.A[row_cols][:, fixed] if fixed.size else None
+    obj_y = b - AT.T @ shift
+    if A_fixed is not None:
+        obj_y = obj_y - A_fixed @ fixed_shift
+    const = p.offset + float(shift @ c) + float(fixed_shift @ p.c[fixed])
+
+    n_box = int(boxed.sum())
+    box_idx = np.flatnonzero(boxed)
+    eye = sp.csr_matrix((np.ones(n_box), (box_idx, np.arange(n_box))), shape=(kept.size, n_box))
+    A_d = sp.hstack([AT, eye, eye], format="csr")
+    obj = np.concatenate([obj_y, l[box_idx], u[box_idx]])
+    col_lo = np.concatenate([y_lo, np.zeros(n_box), np.full(n_box, -np.inf)])
+    col_hi = np.concatenate([y_hi, np.full(n_box, np.inf), np.zeros(n_box)])
+    r_lo = np.where(up_f & ~lo_f | boxed | (~lo_f & ~up_f), c, -np.inf)
+    r_hi = np.where(lo_f & ~up_f | boxed | (~lo_f & ~up_f), c, np.inf)
+    dual = Program.from_blocks(
+        c=-obj,
+        A=A_d,
+        row_lower=r_lo,
+        row_upper=r_hi,
+        col_lower=col_lo,
+        col_upper=col_hi,
+        col_blocks={"y": row_cols.size, "bound_lower": n_box, "bound_upper": n_box},
+        row_blocks={"columns": kept.size},
+        offset=-const,
+        meta={"form": "dual"},
+    )
+    return dual, DualMap(row_cols, kept, shift, fixed, slack_cols, slack_rows)
+
+
+def _row_duals(p: Program):
+    """Bounds and objective of the y variables; ranged rows get two (lower, upper)."""
+    lo_f, up_f = np.isfinite(p.row_lower), np.isfinite(p.row_upper)
+    eq = lo_f & up_f & (p.row_lower == p.row_upper)
+    ranged = lo_f & up_f & ~eq
+    lower_side = np.flatnonzero(lo_f)  # includes equalities and ranged rows
+    upper_side = np.flatnonzero(up_f & ~eq)  # the upper side of ranged and <= rows
+    row_cols = np.concatenate([lower_side, upper_side])
+    y_lo = np.concatenate([np.where(eq[lower_side], -np.inf, 0.0), np.full(upper_side.size, -np.inf)])
+    y_hi = np.concatenate([np.full(lower_side.size, np.inf), np.zeros(upper_side.size)])
+    b = np.concatenate([p.row_lower[lower_side], p.row_upper[upper_side]])
+    del ranged
+    return y_lo, y_hi, row_cols, b
+
+
+def recover(p: Program, d: Program, m: DualMap, sol: Solution) -> Solution:
+    """Map the dual's Solution back onto the primal's blocks."""
+    if not sol.ok:
+        return Solution(sol.status, backend=sol.backend, form="dual", message=sol.message,
+                        stats=sol.stats)
+    y_cols = sol.primal["y"]
+    mu = sol.dual["columns"]
+    y = np.zeros(p.n_rows)
+    np.add.at(y, m.row_cols, y_cols)
+    z = np.zeros(p.n_cols)
+    z[m.kept] = m.shift - mu
+    z[m.fixed] = p.col_lower[m.fixed]
+    if m.slack_cols.size:
+        z[m.slack_cols] = 0.0
+        act = p.A[m.slack_rows] @ z
+        a = np.asarray(p.A[m.slack_rows, m.slack_cols]).ravel()
+        need = np.where(a > 0, p.row_lower[m.slack_rows] - act, p.row_upper[m.slack_rows] - act)
+        z[m.slack_cols] = np.maximum(0.0, need / a)
+    col_dual = p.c - p.A.T @ y
+    stats = dict(sol.stats)
+    stats["dual_objective"] = -sol.objective
+    return Solution(
+        Status.OPTIMAL,
+        objective=p.objective_value(z),
+        primal=p.split_cols(z),
+        dual=p.split_rows(y),
+        col_dual=p.split_cols(col_dual),
+        backend=sol.backend,
+        form="dual",
+        stats=stats,
+    )
+
+
+def solve_in_form(backend, program: Program, options: dict, form: str) -> Solution:
+    """Solve ``program`` with ``backend`` in the requested form ("auto" applies the size rule)."""
+    chosen = choose_form(program) if form == "auto" else form
+    if chosen == "primal":
+        sol = backend.solve(program, options)
+        sol.form = "primal"
+        return sol
+    t0 = time.perf_counter()
+    dual, dmap = dualize(program)
+    dualize_time = time.perf_counter() - t0
+    sol = recover(program, dual, dmap, backend.solve(dual, options))
+    sol.stats["dualize_time"] = dualize_time
+    return sol

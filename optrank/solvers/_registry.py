@@ -1,0 +1,191 @@
+"""Backend registry: a solver is a name, a TOML profile, a dict, or a list of fallbacks.
+
+    solve(program, solver="highs")                       # by name
+    solve(program, solver="cvxpy:CLARABEL")              # backend:native-solver
+    solve(program, solver="highs-ipm")                   # a profile in solvers/*.toml
+    solve(program, solver={"backend": "highs", "options": {"solver": "ipm"}})
+    solve(program, solver=["highs-ipm", "cvxpy:CLARABEL"])  # first optimal wins
+"""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from optrank.solvers._program import Program
+from optrank.solvers._solution import Solution, SolverError, Status
+
+logger = logging.getLogger(__name__)
+
+PROFILE_DIR = Path(__file__).resolve().parents[2] / "solvers"
+_FORMS = ("auto", "primal", "dual")
+
+
+class Backend(Protocol):
+    """What a backend provides. Native packages are imported inside methods only."""
+
+    name: str
+    capabilities: frozenset[str]  # subset of {"lp", "qp", "duals", "warm_start", "time_limit"}
+    option_types: dict[str, type | tuple[type, ...]]
+
+    def available(self) -> bool: ...
+
+    def solve(self, program: Program, options: dict) -> Solution: ...
+
+
+_BACKENDS: dict[str, Backend] = {}
+
+
+def register_backend(backend: Backend) -> Backend:
+    """Add a backend under its (case-insensitive) name."""
+    _BACKENDS[backend.name.lower()] = backend
+    return backend
+
+
+def known_backends() -> list[str]:
+    return sorted(_BACKENDS)
+
+
+def available_backends() -> list[str]:
+    """Names of registered backends whose native package is installed."""
+    return [name for name, b in sorted(_BACKENDS.items()) if b.available()]
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """A resolved solver choice: backend name, native sub-solver, options, form."""
+
+    backend: str
+    options: dict = field(default_factory=dict)
+    form: str = "auto"
+    label: str = ""
+
+    def describe(self) -> str:
+        return self.label or self.backend
+
+
+def get_backend(name: str) -> Backend:
+    key = name.lower()
+    if key not in _BACKENDS:
+        raise ValueError(
+            f"unknown solver backend {name!r}; known backends: {', '.join(known_backends())}; "
+            f"profiles: {', '.join(known_profiles())}"
+        )
+    return _BACKENDS[key]
+
+
+def known_profiles() -> list[str]:
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml")) if PROFILE_DIR.is_dir() else []
+
+
+def resolve_solver(solver) -> list[SolverSpec]:
+    """Turn any accepted ``solver=`` value into an ordered list of SolverSpec."""
+    if isinstance(solver, (list, tuple)):
+        if not solver:
+            raise ValueError("solver list is empty")
+        return [spec for item in solver for spec in resolve_solver(item)]
+    if isinstance(solver, SolverSpec):
+        return [solver]
+    if isinstance(solver, dict):
+        return [_spec_from_dict(dict(solver), label="dict")]
+    if isinstance(solver, Path) or (isinstance(solver, str) and solver.endswith(".toml")):
+        return [_spec_from_profile(Path(solver))]
+    if isinstance(solver, str):
+        return [_spec_from_name(solver)]
+    raise TypeError(f"solver must be a name, profile path, dict or list, got {type(solver)}")
+
+
+def _spec_from_name(name: str) -> SolverSpec:
+    backend, _, native = name.partition(":")
+    if backend.lower() in _BACKENDS:
+        options = {"method": native} if native else {}
+        return _validated(SolverSpec(backend.lower(), options, "auto", name))
+    if (PROFILE_DIR / f"{name}.toml").is_file():
+        return _spec_from_profile(PROFILE_DIR / f"{name}.toml")
+    get_backend(backend)  # raises the error listing known names
+    raise AssertionError("unreachable")
+
+
+def _spec_from_profile(path: Path) -> SolverSpec:
+    if not path.is_file():
+        raise ValueError(f"solver profile {str(path)!r} does not exist")
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    return _spec_from_dict(data, label=path.stem)
+
+
+def _spec_from_dict(data: dict, label: str) -> SolverSpec:
+    allowed = {"backend", "options", "form", "description", "name"}
+    unknown = set(data) - allowed
+    if unknown:
+        raise ValueError(
+            f"unknown key(s) {sorted(unknown)} in solver {label!r}; valid keys: {sorted(allowed)}"
+        )
+    if "backend" not in data:
+        raise ValueError(f"solver {label!r} does not name a 'backend'")
+    backend, _, native = str(data["backend"]).partition(":")
+    options = dict(data.get("options", {}))
+    if native:
+        options.setdefault("method", native)
+    spec = SolverSpec(backend.lower(), options, data.get("form", "auto"), data.get("name", label))
+    return _validated(spec)
+
+
+def _validated(spec: SolverSpec) -> SolverSpec:
+    backend = get_backend(spec.backend)
+    if spec.form not in _FORMS:
+        raise ValueError(f"form must be one of {_FORMS}, got {spec.form!r}")
+    for key, value in spec.options.items():
+        _check_option(backend, key, value)
+    return spec
+
+
+def _check_option(backend: Backend, key: str, value) -> None:
+    if key not in backend.option_types:
+        raise ValueError(
+            f"unknown option {key!r} for backend {backend.name!r}; valid options: "
+            f"{', '.join(sorted(backend.option_types))}"
+        )
+    expected = backend.option_types[key]
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    if float in expected:
+        expected = (*expected, int)
+    if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+        names = " or ".join(t.__name__ for t in expected)
+        raise ValueError(f"option {key!r} of backend {backend.name!r} must be {names}, got {value!r}")
+
+
+def solve(program: Program, solver="highs", form: str | None = None, **options) -> Solution:
+    """Solve a Program with the first backend of ``solver`` that reaches optimality.
+
+    ``form`` ("auto", "primal", "dual") overrides the spec's form; extra keyword
+    options are merged into every spec's options (and validated per backend).
+    A backend that is not installed is skipped with a warning when fallbacks remain.
+    """
+    from optrank.solvers._dualize import solve_in_form
+
+    specs = resolve_solver(solver)
+    last: Solution | None = None
+    for i, spec in enumerate(specs):
+        spec = _validated(
+            SolverSpec(spec.backend, {**spec.options, **options}, form or spec.form, spec.label)
+        )
+        backend = get_backend(spec.backend)
+        if not backend.available():
+            last = Solution(Status.ERROR, backend=backend.name, message="backend not installed")
+            if i + 1 < len(specs):
+                logger.warning("backend %s not installed; trying the next one", backend.name)
+                continue
+            raise SolverError(
+                f"backend {backend.name!r} is not installed; install its package or pick one "
+                f"of the available backends: {', '.join(available_backends())}",
+                last,
+            )
+        last = solve_in_form(backend, program, spec.options, spec.form)
+        if last.ok:
+            return last
+        logger.info("backend %s ended with %s", backend.name, last.status.value)
+    return last
