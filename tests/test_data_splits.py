@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optrank.data import stratified_kfold, stratified_split
 
@@ -54,3 +56,23 @@ def test_kfold_uneven_sizes_differ_by_at_most_one():
 def test_kfold_bad_k(k):
     with pytest.raises(ValueError, match="k"):
         stratified_kfold(Y, k=k)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    labels=st.lists(st.integers(0, 3), min_size=6, max_size=60),
+    k=st.integers(2, 6),
+    seed=st.integers(0, 2**16),
+)
+def test_kfold_property_partition(labels, k, seed):
+    y = np.array(labels)
+    if k > y.size:
+        return
+    folds = stratified_kfold(y, k=k, random_state=seed)
+    tests = np.concatenate([t for _, t in folds])
+    assert np.array_equal(np.sort(tests), np.arange(y.size))
+    sizes = [len(t) for _, t in folds]
+    assert max(sizes) - min(sizes) <= 1
+    for cls in np.unique(y):
+        per_fold = [(y[t] == cls).sum() for _, t in folds]
+        assert max(per_fold) - min(per_fold) <= 1
