@@ -1,0 +1,172 @@
+"""Mean-field factor updates of the B2RMK model shared by the batch and online learners.
+
+Notation (docs/bayes.md): ``K`` is a kernel stack of shape ``(P, n_basis, n_loss)``,
+``a`` the basis weights, ``G`` the ``(P, n_loss)`` intermediate scores
+``g_mi ~ N(a^T k_mi, 1/upsilon)``, ``f_i ~ N(e^T g_i + b, 1/c)`` the ranking scores of
+the loss instances and ``theta`` the ``(n_pos, n_neg)`` augmented variables of
+``exp(-2 C max(0, 1 - f_i + f_j))``. Every update is the exact coordinate maximiser of
+the evidence lower bound given the other factors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from optrank.bayes._gig import half_gig_moments
+from optrank.bayes._linalg import GaussianFactor, gaussian_from_precision
+from optrank.bayes._tpbn import GammaFactor
+
+
+@dataclass
+class Problem:
+    """Kernel evaluations and labels of one inference problem."""
+
+    K: np.ndarray  # (P, n_basis, n_loss)
+    pos: np.ndarray  # indices of positive loss instances
+    neg: np.ndarray  # indices of negative loss instances
+    C: float = 1.0
+
+    def __post_init__(self):
+        self.KK = np.einsum("mbl,mcl->bc", self.K, self.K)
+
+    @property
+    def n_loss(self) -> int:
+        return self.K.shape[2]
+
+
+@dataclass
+class State:
+    """Current factors of ``q(a) q(b, e) q(G) q(f) q(theta) q(upsilon) q(c)``."""
+
+    a: GaussianFactor
+    be: GaussianFactor
+    G: GaussianFactor  # mean (P, n_loss), cov (P, P) shared by all columns
+    f_mean: np.ndarray
+    f_var: np.ndarray
+    theta_b: np.ndarray
+    theta_inv: np.ndarray
+    upsilon: GammaFactor
+    c: GammaFactor
+    trace_a_kk: float = 0.0
+    a_prec: np.ndarray | None = None
+    be_prec: np.ndarray | None = None
+
+    @property
+    def e_mean(self):
+        return self.be.mean[1:]
+
+    @property
+    def ee(self):
+        return np.outer(self.e_mean, self.e_mean) + self.be.cov[1:, 1:]
+
+    @property
+    def b_second(self) -> float:
+        return float(self.be.mean[0] ** 2 + self.be.cov[0, 0])
+
+    @property
+    def a_second(self):
+        return self.a.mean**2 + _diag(self.a.cov)
+
+
+def _diag(cov: np.ndarray) -> np.ndarray:
+    return np.diag(cov) if cov.ndim == 2 else cov
+
+
+def predicted_mean(K: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """``A[m, l] = sum_b a_b K[m, b, l]``: the means of ``G`` given ``a``."""
+    return np.einsum("mbl,b->ml", K, a)
+
+
+def update_a(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: np.ndarray, full: bool):
+    """``q(a) = N(Sigma (upsilon sum_m K_m <g_m> + prior_rhs), Sigma)``."""
+    ups = s.upsilon.mean
+    prec = ups * prob.KK + prior_prec
+    rhs = ups * np.einsum("mbl,ml->b", prob.K, s.G.mean) + prior_rhs
+    s.a = gaussian_from_precision(prec, rhs, full=full)
+    s.a_prec = prec
+    cov_prior = s.a.cov * prior_prec if full else s.a.cov * np.diag(prior_prec)
+    # Sigma (ups KK + P0) = I  =>  tr(Sigma KK) = (n - tr(Sigma P0)) / ups
+    s.trace_a_kk = max((len(rhs) - float(np.sum(cov_prior))) / ups, 0.0)
+
+
+def update_G(s: State, prob: Problem) -> None:
+    """``q(g_i) = N(Sigma_g (c(<f_i><e> - <be>) + upsilon K_i^T <a>), Sigma_g)``."""
+    c, ups = s.c.mean, s.upsilon.mean
+    P = len(s.e_mean)
+    prec = c * s.ee + ups * np.eye(P)
+    be = s.be.mean[0] * s.e_mean + s.be.cov[1:, 0]
+    rhs = c * (np.outer(s.e_mean, s.f_mean) - be[:, None]) + ups * predicted_mean(prob.K, s.a.mean)
+    s.G = gaussian_from_precision(prec, rhs, full=True)
+
+
+def update_be(s: State, prior_prec: np.ndarray, prior_rhs: np.ndarray) -> None:
+    """``q(b, e) = N(Sigma c [1, <G>]^T <f> + prior_rhs, Sigma)``."""
+    c, G = s.c.mean, s.G.mean
+    n = G.shape[1]
+    design = np.vstack([np.ones(n), G])
+    second = design @ design.T
+    second[1:, 1:] += n * s.G.cov
+    prec = c * second + prior_prec
+    s.be_prec = prec
+    s.be = gaussian_from_precision(prec, c * design @ s.f_mean + prior_rhs, full=True)
+
+
+def update_theta(s: State, prob: Problem) -> None:
+    """``q(theta_ij) = GIG(1/2, 1, C^2 <(1 - f_i + f_j)^2>)``."""
+    zeta, zeta2 = pair_moments(s, prob)
+    s.theta_b = np.maximum(prob.C**2 * zeta2, 1e-300)
+    s.theta_inv = half_gig_moments(s.theta_b).mean_inv
+
+
+def pair_moments(s: State, prob: Problem):
+    """``<zeta_ij>`` and ``<zeta_ij^2>`` for ``zeta_ij = 1 - f_i + f_j``."""
+    fp, fn = s.f_mean[prob.pos], s.f_mean[prob.neg]
+    zeta = 1.0 - fp[:, None] + fn[None, :]
+    zeta2 = zeta**2 + s.f_var[prob.pos][:, None] + s.f_var[prob.neg][None, :]
+    return zeta, zeta2
+
+
+def model_scores(s: State) -> np.ndarray:
+    """``<e>^T <g_i> + <b>`` for every loss instance."""
+    return s.e_mean @ s.G.mean + s.be.mean[0]
+
+
+def update_f(s: State, prob: Problem) -> None:
+    """``q(f+)`` then ``q(f-)``: diagonal Gaussians (section 3.3, with the factor C)."""
+    C, c, W = prob.C, s.c.mean, s.theta_inv
+    h = model_scores(s)
+    fn = s.f_mean[prob.neg]
+    prec = C**2 * W.sum(axis=1) + c
+    rhs = C * len(prob.neg) + C**2 * W @ (1.0 + fn) + c * h[prob.pos]
+    s.f_mean[prob.pos], s.f_var[prob.pos] = rhs / prec, 1.0 / prec
+    fp = s.f_mean[prob.pos]
+    prec = C**2 * W.sum(axis=0) + c
+    rhs = -C * len(prob.pos) + C**2 * W.T @ (fp - 1.0) + c * h[prob.neg]
+    s.f_mean[prob.neg], s.f_var[prob.neg] = rhs / prec, 1.0 / prec
+
+
+def residual_G(s: State, prob: Problem) -> float:
+    """``sum_{m,i} <(g_mi - a^T k_mi)^2>``."""
+    diff = s.G.mean - predicted_mean(prob.K, s.a.mean)
+    return float(np.sum(diff**2) + prob.n_loss * np.trace(s.G.cov) + s.trace_a_kk)
+
+
+def residual_f(s: State) -> np.ndarray:
+    """``<(f_i - e^T g_i - b)^2>`` for each loss instance."""
+    G, ee = s.G.mean, s.ee
+    be = s.be.mean[0] * s.e_mean + s.be.cov[1:, 0]
+    quad = np.einsum("pi,pq,qi->i", G, ee, G) + np.sum(ee * s.G.cov)
+    f2 = s.f_mean**2 + s.f_var
+    return f2 - 2.0 * s.f_mean * model_scores(s) + s.b_second + 2.0 * be @ G + quad
+
+
+def update_noise(s: State, prob: Problem, hyper) -> None:
+    """Gamma updates of ``q(upsilon)`` and ``q(c)`` (priors shape alpha, rate beta)."""
+    P = s.G.mean.shape[0]
+    s.upsilon = GammaFactor(
+        hyper.alpha_upsilon + 0.5 * prob.n_loss * P,
+        hyper.beta_upsilon + 0.5 * residual_G(s, prob),
+    )
+    s.c = GammaFactor(hyper.alpha_c + 0.5 * prob.n_loss, hyper.beta_c + 0.5 * np.sum(residual_f(s)))
