@@ -17,9 +17,23 @@ from optrank.online._buffers import (
 )
 from optrank.online._cbr import CBRState, cbr, fourier_cbr
 from optrank.online._features import fourier_frequencies, fourier_map
+from optrank.online._oam import OAMState, foam, oam
+from optrank.online._opauc import MomentState, adaoam, opauc
 from optrank.online._scw import Info, phi_from_eta, scw_coefficients
+from optrank.online._solam import SOLAMState, solam
+from optrank.online._uniexp import UniExpState, uniexp
 
 __all__ = [
+    "MomentState",
+    "OAMState",
+    "SOLAMState",
+    "UniExpState",
+    "adaoam",
+    "foam",
+    "oam",
+    "opauc",
+    "solam",
+    "uniexp",
     "Buffers",
     "CBRState",
     "Info",

@@ -1,0 +1,108 @@
+"""SOLAM: stochastic online AUC maximisation as a saddle-point problem (Ying, Wen & Lyu, NIPS 2016).
+
+With ``p`` the running fraction of positives, the square-loss AUC objective equals
+``min_{w,a,b} max_alpha E F(w, a, b, alpha; x, y)`` where ::
+
+    F = (1-p)(w.x - a)^2 [y=1] + p (w.x - b)^2 [y=-1]
+        + 2 (1 + alpha)(p w.x [y=-1] - (1-p) w.x [y=1]) - p (1-p) alpha^2.
+
+Each instance takes a projected stochastic gradient step, descent in ``(w, a, b)`` and
+ascent in ``alpha``, with step ``gamma_t = lr / sqrt(t)``; ``||w|| <= R``, ``|a|, |b| <= R``
+and ``|alpha| <= 2 R`` (the paper's bounds with ``kappa = sup ||x|| = 1``). The ranker is the
+step-size-weighted average ``w_bar = sum_t gamma_t w_t / sum_t gamma_t`` of the iterates.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from optrank.online._base import Learner
+from optrank.online._scw import Info
+
+
+class SOLAMState(NamedTuple):
+    """State of SOLAM: iterates ``(w, a, b, alpha)``, weighted sums, counts, ``lr``, ``R``."""
+
+    w: jax.Array
+    a: jax.Array
+    b: jax.Array
+    alpha: jax.Array
+    w_sum: jax.Array
+    gamma_sum: jax.Array
+    n_pos: jax.Array
+    learning_rate: jax.Array
+    R: jax.Array
+    step: jax.Array
+    key: jax.Array
+
+
+def _project_ball(w, R):
+    norm = jnp.sqrt(w @ w)
+    return w * jnp.minimum(1.0, R / jnp.maximum(norm, 1e-30))
+
+
+@cache
+def _solam_update():
+    def update(state: SOLAMState, x, y):
+        dt = state.w.dtype
+        pos = (jnp.asarray(y) > 0).astype(dt)
+        neg = 1.0 - pos
+        t = (state.step + 1).astype(dt)
+        n_pos = state.n_pos + pos
+        p = n_pos / t
+        gamma = state.learning_rate / jnp.sqrt(t)
+        w, a, b, al = state.w, state.a, state.b, state.alpha
+        s = w @ x
+        loss = ((1 - p) * (s - a) ** 2 * pos + p * (s - b) ** 2 * neg
+                + 2 * (1 + al) * (p * s * neg - (1 - p) * s * pos) - p * (1 - p) * al**2)
+        coef = (2 * (1 - p) * (s - a) * pos + 2 * p * (s - b) * neg
+                + 2 * (1 + al) * (p * neg - (1 - p) * pos))
+        d_a = -2 * (1 - p) * (s - a) * pos
+        d_b = -2 * p * (s - b) * neg
+        d_al = 2 * (p * neg - (1 - p) * pos) * s - 2 * p * (1 - p) * al
+        R = state.R
+        new = state._replace(
+            w=_project_ball(w - gamma * coef * x, R),
+            a=jnp.clip(a - gamma * d_a, -R, R),
+            b=jnp.clip(b - gamma * d_b, -R, R),
+            alpha=jnp.clip(al + gamma * d_al, -2 * R, 2 * R),
+            w_sum=state.w_sum + gamma * w,
+            gamma_sum=state.gamma_sum + gamma,
+            n_pos=n_pos,
+            step=state.step + 1,
+        )
+        return new, Info(loss=loss, n_pairs=jnp.ones((), jnp.int32))
+
+    return update
+
+
+def _score(state: SOLAMState, X):
+    return X @ (state.w_sum / jnp.maximum(state.gamma_sum, 1e-30))
+
+
+def solam(learning_rate=1.0, R=10.0, *, dtype=jnp.float32) -> Learner:
+    """SOLAM with initial step ``learning_rate`` and radius ``R`` (both vmappable).
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> lrn = solam(learning_rate=0.5)
+    >>> s = lrn.init(jax.random.PRNGKey(0), 2)
+    >>> for x, y in (([1.0, 0.0], 1), ([0.0, 1.0], -1), ([1.0, 0.2], 1)):
+    ...     s, _ = lrn.update(s, jnp.array(x), y)
+    >>> bool(lrn.score(s, jnp.array([[1.0, 0.0], [0.0, 1.0]])).argmax() == 0)
+    True
+    """
+
+    def init(key, n_features: int) -> SOLAMState:
+        dt = jnp.dtype(dtype)
+        zero = jnp.zeros((), dt)
+        return SOLAMState(jnp.zeros(n_features, dt), zero, zero, zero, jnp.zeros(n_features, dt),
+                          zero, zero, jnp.asarray(learning_rate, dt), jnp.asarray(R, dt),
+                          jnp.zeros((), jnp.int32), key)
+
+    return Learner(init, _solam_update(), _score)

@@ -1,0 +1,184 @@
+"""OAM_seq/gra, FOAM, OPAUC(r), AdaOAM, SOLAM and online Uni-Exp against numpy loops."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from optrank.online import adaoam, foam, oam, opauc, run, run_grid, solam, uniexp
+
+KEY = jax.random.PRNGKey(11)
+F64 = jnp.float64
+
+
+def toy(n=200, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    Y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    X = rng.normal(size=(n, d)) / np.sqrt(d) + 0.4 * Y[:, None] * np.linspace(1, 0.1, d)
+    return X, Y
+
+
+def np_reservoir_oam(X, Y, C, size, variant, key):
+    """Plain loop of Zhao et al. 2011 with reservoir buffers replaying the learner's draws."""
+    w = np.zeros(X.shape[1])
+    bufs = {0: [], 1: []}
+    seen = {0: 0, 1: 0}
+    for x, y in zip(X, Y, strict=True):
+        key, sub = jax.random.split(key)
+        own, opp = int(y > 0), int(y < 0)
+        Ct = C * max(1.0, seen[opp] / size)
+        if variant == "seq":
+            for xb in bufs[opp]:
+                z = x - xb
+                loss = max(0.0, 1 - y * w @ z)
+                w = w + min(Ct / 2, loss / (z @ z)) * y * z
+        else:
+            grad = sum((y * (x - xb) for xb in bufs[opp] if 1 - y * w @ (x - xb) > 0),
+                       np.zeros_like(w))
+            w = w + Ct / 2 * grad
+        seen[own] += 1
+        if len(bufs[own]) < size:
+            bufs[own].append(x)
+        else:
+            k_acc, k_slot = jax.random.split(sub)
+            if float(jax.random.uniform(k_acc)) * seen[own] < size:
+                bufs[own][int(jax.random.randint(k_slot, (), 0, size))] = x
+    return w
+
+
+@pytest.mark.parametrize("variant", ["seq", "gra"])
+def test_oam_matches_numpy_loop(variant):
+    X, Y = toy()
+    lrn = oam(C=0.5, variant=variant, buffer_size=8, dtype=F64)
+    state, _ = run(lrn, lrn.init(KEY, 4), X, Y)
+    np.testing.assert_allclose(state.w, np_reservoir_oam(X, Y, 0.5, 8, variant, KEY),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_foam_is_oam_on_fourier_features():
+    X, Y = toy(n=120, d=3)
+    lrn = foam(C=1.0, gamma=0.5, n_components=5, buffer_size=6, dtype=F64)
+    s0 = lrn.init(KEY, 3)
+    state, _ = run(lrn, s0, X, Y)
+    th = np.asarray(s0.theta)
+    Z = np.hstack([np.sin(X @ th), np.cos(X @ th)]) / np.sqrt(5)
+    ref = np_reservoir_oam(Z, Y, 1.0, 6, "gra", s0.key)
+    # sin/cos differ in the last ulp between XLA and numpy: compare relative to max |w|
+    np.testing.assert_allclose(state.w, ref, rtol=0, atol=1e-6 * np.abs(ref).max())
+
+
+def np_moments(X, Y, lr, lam, delta=None, rank=None, key=None):
+    """Gao et al. 2013 (and AdaOAM when ``delta`` is given), class moments kept explicitly."""
+    n, d = X.shape
+    w = np.zeros(d)
+    h = np.zeros(d)
+    T = {0: 0, 1: 0}
+    mean = {0: np.zeros(d), 1: np.zeros(d)}
+    second = {0: np.zeros((d, rank or d)), 1: np.zeros((d, rank or d))}
+    for x, y in zip(X, Y, strict=True):
+        key, sub = jax.random.split(key)
+        own, opp = int(y > 0), int(y < 0)
+        if T[opp] > 0:
+            c = mean[opp]
+            S = second[opp] @ second[opp].T if rank else second[opp]
+            Gamma = S / T[opp] - np.outer(c, c)
+            g = lam * w - y * (x - c) + np.outer(x - c, x - c) @ w + Gamma @ w
+        else:
+            g = lam * w
+        if delta is None:
+            w = w - lr * g
+        else:
+            h = h + g * g
+            w = w - lr * g / (delta + np.sqrt(h))
+        T[own] += 1
+        mean[own] = mean[own] + (x - mean[own]) / T[own]
+        if rank:
+            r = np.asarray(jax.random.normal(sub, (rank,), F64))
+            second[own] = second[own] + np.outer(x, r) / np.sqrt(rank)
+        else:
+            second[own] = second[own] + np.outer(x, x)
+    return w
+
+
+def test_opauc_matches_numpy_loop():
+    X, Y = toy()
+    lrn = opauc(learning_rate=0.05, lam=1e-4, dtype=F64)
+    state, _ = run(lrn, lrn.init(KEY, 4), X, Y)
+    np.testing.assert_allclose(state.w, np_moments(X, Y, 0.05, 1e-4, key=KEY), rtol=1e-6)
+
+
+def test_opaucr_matches_numpy_loop():
+    X, Y = toy(d=6)
+    lrn = opauc(learning_rate=0.05, lam=1e-4, rank=3, dtype=F64)
+    state, _ = run(lrn, lrn.init(KEY, 6), X, Y)
+    np.testing.assert_allclose(state.w, np_moments(X, Y, 0.05, 1e-4, rank=3, key=KEY),
+                               rtol=1e-6)
+
+
+def test_adaoam_matches_numpy_loop():
+    X, Y = toy()
+    lrn = adaoam(learning_rate=0.1, lam=1e-4, delta=0.5, dtype=F64)
+    state, _ = run(lrn, lrn.init(KEY, 4), X, Y)
+    np.testing.assert_allclose(state.w, np_moments(X, Y, 0.1, 1e-4, delta=0.5, key=KEY),
+                               rtol=1e-6)
+
+
+def np_solam(X, Y, lr, R):
+    d = X.shape[1]
+    w, a, b, al = np.zeros(d), 0.0, 0.0, 0.0
+    w_sum, g_sum, n_pos = np.zeros(d), 0.0, 0
+    for t, (x, y) in enumerate(zip(X, Y, strict=True), start=1):
+        n_pos += y > 0
+        p = n_pos / t
+        gam = lr / np.sqrt(t)
+        s = w @ x
+        if y > 0:
+            gw = 2 * (1 - p) * (s - a) * x - 2 * (1 + al) * (1 - p) * x
+            ga, gb, gal = -2 * (1 - p) * (s - a), 0.0, -2 * (1 - p) * s - 2 * p * (1 - p) * al
+        else:
+            gw = 2 * p * (s - b) * x + 2 * (1 + al) * p * x
+            ga, gb, gal = 0.0, -2 * p * (s - b), 2 * p * s - 2 * p * (1 - p) * al
+        w_sum, g_sum = w_sum + gam * w, g_sum + gam
+        w = w - gam * gw
+        w = w * min(1.0, R / np.linalg.norm(w)) if np.linalg.norm(w) > 0 else w
+        a, b = np.clip(a - gam * ga, -R, R), np.clip(b - gam * gb, -R, R)
+        al = np.clip(al + gam * gal, -2 * R, 2 * R)
+    return w_sum / g_sum
+
+
+def test_solam_matches_numpy_loop():
+    X, Y = toy()
+    lrn = solam(learning_rate=0.5, R=1.0, dtype=F64)  # small R: projections are active
+    state, _ = run(lrn, lrn.init(KEY, 4), X, Y)
+    np.testing.assert_allclose(state.w_sum / state.gamma_sum, np_solam(X, Y, 0.5, 1.0),
+                               rtol=1e-6)
+
+
+def test_uniexp_matches_numpy_loop():
+    X, Y = toy()
+    lrn = uniexp(learning_rate=0.2, dtype=F64)
+    state, _ = run(lrn, lrn.init(KEY, 4), X, Y)
+    w = np.zeros(4)
+    counts = {1: 0, -1: 0}
+    for t, (x, y) in enumerate(zip(X, Y, strict=True), start=1):
+        counts[y] += 1
+        w = w + 0.2 * t / (2 * counts[y]) * y * x * np.exp(-y * w @ x)
+    np.testing.assert_allclose(state.w, w, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "factory, grid",
+    [(oam, {"C": 2.0 ** np.arange(-2, 2)}), (opauc, {"learning_rate": 2.0 ** np.arange(-4, 0)}),
+     (adaoam, {"learning_rate": 2.0 ** np.arange(-4, 0)}),
+     (solam, {"learning_rate": np.array([0.5, 1.0]), "R": np.array([1.0, 10.0])}),
+     (uniexp, {"learning_rate": 2.0 ** np.arange(-4, 0)})],
+)
+def test_every_baseline_learns_and_grids(factory, grid):
+    X, Y = toy(n=300, seed=1)
+    states, _ = run_grid(factory, grid, X[:200], Y[:200], key=KEY, dtype=F64)
+    lrn = factory(dtype=F64)
+    scores = jax.vmap(lrn.score, in_axes=(0, None))(states, jnp.asarray(X[200:]))
+    from sklearn.metrics import roc_auc_score
+
+    best = max(roc_auc_score(Y[200:], np.asarray(s)) for s in scores)
+    assert best > 0.8
