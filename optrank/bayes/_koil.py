@@ -1,0 +1,109 @@
+"""KOIL: kernelized online imbalanced learning with fixed budgets (Hu et al., AAAI 2015).
+
+The rules implemented (docs/bayes.md states them and where they are our reading):
+
+* ``f(x) = sum_i alpha_i k(x_i, x)`` over two buffers (positives, negatives) of size
+  ``budget`` each, one Gaussian kernel ``k(x, z) = exp(-||x - z||^2 / (2 width^2))``.
+* On ``(x_t, y_t)``: the ``k`` nearest opposite support vectors (kernel distance) give
+  the localized pairwise hinge losses ``max(0, 1 - y_t (f(x_t) - f(x_j)))``.
+* A stochastic gradient step of size ``eta`` on ``||f||^2 / 2 + C * loss``:
+  ``alpha <- (1 - eta) alpha``, the new point gets ``eta C y_t |V|`` and each violated
+  neighbour ``j in V`` gets ``- eta C y_t``.
+* Buffer update when full: FIFO++ replaces the oldest, RS++ replaces a uniform random
+  support vector with probability ``budget / n_seen(class)`` (reservoir sampling).
+  Compensation ("++"): the weight of whatever leaves (the replaced support vector, or
+  the new point when RS rejects it) is projected onto its most similar remaining
+  support vector of the same class, ``alpha_s += alpha_r k(x_r, x_s)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class KOILState:
+    """Buffers, weights, insertion times and per-class counts."""
+
+    X: np.ndarray
+    y: np.ndarray
+    alpha: np.ndarray
+    born: np.ndarray
+    seen: dict = field(default_factory=lambda: {1.0: 0, -1.0: 0})
+    t: int = 0
+
+
+def gaussian(X: np.ndarray, Z: np.ndarray, width: float) -> np.ndarray:
+    """Gaussian kernel matrix, vectorised over all pairs."""
+    sq = np.sum(X**2, 1)[:, None] + np.sum(Z**2, 1)[None, :] - 2.0 * X @ Z.T
+    return np.exp(-np.maximum(sq, 0.0) / (2.0 * width**2))
+
+
+def koil_init(n_features: int) -> KOILState:
+    """Empty buffers."""
+    return KOILState(np.empty((0, n_features)), np.empty(0), np.empty(0), np.empty(0, int))
+
+
+def koil_scores(state: KOILState, X: np.ndarray, width: float) -> np.ndarray:
+    """``f(x)`` for the rows of ``X``."""
+    if len(state.alpha) == 0:
+        return np.zeros(X.shape[0])
+    return state.alpha @ gaussian(state.X, X, width)
+
+
+def koil_step(state, x, y, *, width, C, eta, k, budget, policy, rng) -> KOILState:
+    """One KOIL update (gradient step, then buffer update with compensation)."""
+    y = float(y)
+    state.t += 1
+    state.seen[y] += 1
+    k_x = gaussian(state.X, x[None, :], width)[:, 0]
+    new_alpha = _gradient_step(state, k_x, y, C=C, eta=eta, k=k, width=width)
+    same = np.flatnonzero(state.y == y)
+    if len(same) < budget:
+        return _insert(state, x, y, new_alpha)
+    r = _victim(state, same, y, budget, policy, rng)
+    if r is None:
+        _compensate(state, same, k_x, new_alpha)
+        return state
+    k_r = gaussian(state.X, state.X[r][None, :], width)[:, 0]
+    others = same[same != r]
+    _compensate(state, others, k_r, state.alpha[r])
+    state.X[r], state.alpha[r], state.born[r] = x, new_alpha, state.t
+    return state
+
+
+def _gradient_step(state, k_x, y, *, C, eta, k, width) -> float:
+    opp = np.flatnonzero(state.y != y)
+    violated = np.empty(0, int)
+    if len(opp):
+        nn = opp[np.argsort(-k_x[opp], kind="stable")[:k]]
+        f_nn = state.alpha @ gaussian(state.X, state.X[nn], width)
+        violated = nn[1.0 - y * (state.alpha @ k_x - f_nn) > 0]
+    state.alpha *= 1.0 - eta
+    state.alpha[violated] -= eta * C * y
+    return eta * C * y * len(violated)
+
+
+def _victim(state, same, y, budget, policy, rng):
+    if policy == "fifo++":
+        return int(same[np.argmin(state.born[same])])
+    if rng.random() < budget / state.seen[y]:
+        return int(same[rng.integers(len(same))])
+    return None
+
+
+def _compensate(state, candidates, k_col, weight) -> None:
+    """Project ``weight * k(x_r, .)`` onto the most similar candidate support vector."""
+    if len(candidates) and weight != 0.0:
+        s = candidates[np.argmax(k_col[candidates])]
+        state.alpha[s] += weight * k_col[s]
+
+
+def _insert(state, x, y, new_alpha) -> KOILState:
+    state.X = np.vstack([state.X, x])
+    state.y = np.r_[state.y, y]
+    state.alpha = np.r_[state.alpha, new_alpha]
+    state.born = np.r_[state.born, state.t]
+    return state
