@@ -45,6 +45,8 @@ class RankSVM(RankerMixin, BaseEstimator):
     coef_ : (n_features,) weights; ``decision_function(X) = X @ coef_``.
     pairs_ : PairSet of the constrained pairs (indices into the training rows).
     duals_ : (n_pairs,) pair-row duals aligned with ``pairs_``, in ``[0, C_pn]`` (hinge).
+    margins_ : (n_pairs,) training margins ``w.(x_p - x_n)`` aligned with ``pairs_``;
+        the slack of a pair is ``max(0, 1 - margin)``.
     solution_ : the :class:`optrank.solvers.Solution`.
 
     Examples
@@ -85,11 +87,13 @@ class RankSVM(RankerMixin, BaseEstimator):
         X, y = validate_ranking_data(self, X, y)
         pairs = PairSet.all_pairs(y)
         costs = pair_costs(len(pairs), float(self.C), pair_weight, self.reduction)
-        program = ranksvm_program(pairs.differences(X), costs, self.penalty, self.loss, self.box)
+        D = pairs.differences(X)
+        program = ranksvm_program(D, costs, self.penalty, self.loss, self.box)
         solution = solve(program, self.solver, form=self.form, **(self.solver_options or {}))
         if not solution.ok:
             raise SolverError.from_solution(solution)
         self._set_fitted(pairs, solution)
+        self.margins_ = np.asarray(D @ self.coef_).ravel()
         return self
 
     def _set_fitted(self, pairs: PairSet, solution: Solution) -> None:
@@ -103,11 +107,16 @@ class RankSVM(RankerMixin, BaseEstimator):
         X = validate_predict_data(self, X)
         return np.asarray(X @ self.coef_).ravel()
 
-    def top_pairs(self, k: int = 10) -> list[tuple[int, int, float]]:
-        """The k pairs with the largest duals: (positive row, negative row, dual)."""
-        order = np.argsort(-self.duals_, kind="stable")[:k]
-        return [(int(self.pairs_.pos[i]), int(self.pairs_.neg[i]), float(self.duals_[i]))
-                for i in order]
+    def top_pairs(self, k: int = 10) -> list[tuple[int, int, float, float]]:
+        """The k pairs with the largest duals, most violated first among equal duals.
+
+        Returns (positive train row, negative train row, dual, margin) tuples.
+        """
+        margins = getattr(self, "margins_", None)
+        margins = np.zeros_like(self.duals_) if margins is None else margins
+        order = np.lexsort((margins, -self.duals_))[:k]
+        return [(int(self.pairs_.pos[i]), int(self.pairs_.neg[i]), float(self.duals_[i]),
+                 float(margins[i])) for i in order]
 
     def save(self, path):
         """Save coefficients, pairs and duals to ``.npz`` with JSON metadata (no pickle)."""

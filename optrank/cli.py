@@ -1,0 +1,190 @@
+"""The ``optrank`` command: a thin layer over the Python API.
+
+    optrank fit [--config FILE] [--dataset NAME] [--save MODEL.npz]
+    optrank evaluate --model MODEL.npz [--config FILE] [--dataset NAME]
+    optrank datasets [--data-dir DIR]
+    optrank reproduce PROTOCOL [--quick] [--output DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from optrank.config import MODEL_PRESET_DIR, Config, load_config
+
+DEFAULT_CONFIG = MODEL_PRESET_DIR / "ranksvm-l1.toml"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        print(f"optrank: error: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:  # SolverError and friends
+        print(f"optrank: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="optrank", description="AUC maximization and ranking LPs.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log solver progress")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    fit = sub.add_parser("fit", help="fit a model on a dataset and report test AUC and duals")
+    _data_args(fit)
+    fit.add_argument("--save", type=Path, help="write the fitted model to this .npz file")
+    fit.set_defaults(func=cmd_fit)
+
+    ev = sub.add_parser("evaluate", help="score a saved model on the test part of a dataset")
+    ev.add_argument("--model", type=Path, required=True, help="a model saved by 'fit --save'")
+    _data_args(ev)
+    ev.set_defaults(func=cmd_evaluate)
+
+    ds = sub.add_parser("datasets", help="list the datasets optrank can load")
+    ds.add_argument("--data-dir", help="data directory (default: $OPTRANK_DATA or shared/data)")
+    ds.set_defaults(func=cmd_datasets)
+
+    rp = sub.add_parser("reproduce", help="run a paper-table protocol through the runner")
+    rp.add_argument("protocol", help="protocol name (see 'optrank reproduce list')")
+    rp.add_argument("--quick", action="store_true", help="reduced protocol for a fast check")
+    rp.add_argument("--output", type=Path, default=Path("results"), help="output directory")
+    rp.set_defaults(func=cmd_reproduce)
+    return p
+
+
+def _data_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", default=None,
+                   help=f"TOML config or model preset name (default: {DEFAULT_CONFIG.name})")
+    p.add_argument("--dataset", help="override [data] name")
+    p.add_argument("--data-dir", help="override [data] data_dir")
+
+
+def _config(args) -> Config:
+    cfg = load_config(args.config) if args.config else load_config(DEFAULT_CONFIG)
+    overrides = {k: v for k, v in (("name", args.dataset), ("data_dir", args.data_dir)) if v}
+    if overrides:
+        cfg = dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, **overrides))
+    return cfg
+
+
+def prepare_data(cfg: Config):
+    """Load the configured dataset and return (X_train, y_train, X_test, y_test)."""
+    from optrank.data import Standardizer, load, stratified_split
+
+    d = cfg.data
+    X, y = load(d.name, split=d.split, binarize=d.binarize, data_dir=d.data_dir)
+    if d.test_name:
+        X_test, y_test = load(d.test_name, split="test", binarize=d.binarize, data_dir=d.data_dir)
+        X_train, y_train = X, y
+    else:
+        train, test = stratified_split(y, test_size=d.test_size, random_state=d.random_state)
+        X_train, y_train, X_test, y_test = X[train], y[train], X[test], y[test]
+    if d.standardize:
+        scaler = Standardizer().fit(X_train)
+        X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+    return X_train, y_train, X_test, y_test
+
+
+def cmd_fit(args) -> int:
+    from optrank.metrics import accuracy_at_optroc, auc
+
+    cfg = _config(args)
+    X_train, y_train, X_test, y_test = prepare_data(cfg)
+    model = cfg.model.build(cfg.solver.spec())
+    print(f"dataset    {cfg.data.name}: {X_train.shape[0]} train / {X_test.shape[0]} test rows, "
+          f"{X_train.shape[1]} features, {int((y_train == 1).sum())} train positives")
+    print(f"model      {model!r}")
+    t0 = time.perf_counter()
+    model.fit(X_train, y_train)
+    fit_time = time.perf_counter() - t0
+    scores = model.decision_function(X_test)
+    sol = getattr(model, "solution_", None)
+    if sol is not None:
+        stats = sol.stats
+        print(f"solver     {sol.backend} ({sol.form} form): status {sol.status.value}, "
+              f"solve {stats.get('solve_time', float('nan')):.3f} s, fit {fit_time:.3f} s")
+        print(f"objective  {sol.objective:.10g} (dual objective "
+              f"{stats.get('dual_objective') or float('nan'):.10g})")
+    else:
+        print(f"fit time   {fit_time:.3f} s")
+    print(f"test AUC   {auc(y_test, scores):.4f}   accuracy at OPTROC "
+          f"{accuracy_at_optroc(y_test, scores):.4f}")
+    if hasattr(model, "duals_") and hasattr(model, "pairs_"):
+        _print_pairs(model, cfg.experiment.show_pairs)
+    if args.save:
+        path = model.save(args.save)
+        print(f"saved      {path}")
+    return 0
+
+
+def _print_pairs(model, k: int) -> None:
+    duals = model.duals_
+    n_support = int(np.count_nonzero(duals > 1e-9))
+    print(f"pairs      {duals.size} pair rows, {n_support} with a nonzero dual (support pairs)")
+    print("largest pair duals (train row of the positive, of the negative, dual, margin):")
+    for rank, (p, n, dual, margin) in enumerate(model.top_pairs(k), 1):
+        print(f"  {rank:2d}. (+{p:4d}, -{n:4d})  dual {dual:.6g}  margin {margin:+.4f}  "
+              f"slack {max(0.0, 1.0 - margin):.4f}")
+
+
+def cmd_evaluate(args) -> int:
+    from optrank.estimators import RankSVM
+    from optrank.metrics import accuracy_at_optroc, auc
+
+    cfg = _config(args)
+    _, _, X_test, y_test = prepare_data(cfg)
+    model = RankSVM.load(args.model)
+    scores = model.decision_function(X_test)
+    print(f"dataset    {cfg.data.name}: {X_test.shape[0]} test rows (same split and scaling as fit)")
+    print(f"test AUC   {auc(y_test, scores):.4f}   accuracy at OPTROC "
+          f"{accuracy_at_optroc(y_test, scores):.4f}")
+    return 0
+
+
+def cmd_datasets(args) -> int:
+    from optrank.data import list_datasets
+
+    rows = list_datasets(args.data_dir)
+    print(f"{'name':42s} {'n':>8s} {'d':>6s} {'positives':>9s}  {'splits':18s} present")
+    for r in rows:
+        _print(f"{r.name:42s} {r.n or 0:8d} {r.d or 0:6d} {r.n_positive or 0:9d}  "
+              f"{','.join(r.splits):18s} {'yes' if r.present else 'no'}")
+    return 0
+
+
+def _print(line: str) -> None:
+    try:
+        print(line)
+    except BrokenPipeError:  # e.g. `optrank datasets | head`
+        sys.stdout = None
+        raise SystemExit(0) from None
+
+
+def cmd_reproduce(args) -> int:
+    from optrank.experiments import get_protocol, list_protocols, run_protocol
+
+    if args.protocol == "list":
+        for name in list_protocols():
+            print(name)
+        return 0
+    protocol = get_protocol(args.protocol, quick=args.quick)
+    result = run_protocol(protocol, output_dir=args.output, progress=True)
+    print(result.markdown)
+    print(f"\nwrote {result.csv_path} and {result.markdown_path}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""TOML configuration -> frozen dataclasses mirroring the Python API.
+
+A config file has up to four sections; every key is checked, and an unknown
+section or key is an error naming it and the valid ones::
+
+    [data]
+    name = "heart"            # any name of optrank.data.list_datasets()
+    test_size = 0.25
+    random_state = 0
+    standardize = true
+
+    [model]
+    estimator = "RankSVM"     # an optrank estimator; other keys are its parameters
+    penalty = "l1"
+    C = 0.01
+
+    [solver]
+    profile = "highs-ipm"     # or: backend = "highs", form = "auto", [solver.options]
+
+    [experiment]
+    repetitions = 1
+    output_dir = "results"
+
+Examples
+--------
+>>> cfg = config_from_dict({"model": {"estimator": "RankSVM", "C": 0.5}})
+>>> cfg.model.params["C"], cfg.solver.spec()
+(0.5, 'highs')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+MODEL_PRESET_DIR = Path(__file__).resolve().parents[1] / "models"
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Which dataset, split and preprocessing (see :func:`optrank.data.load`)."""
+
+    name: str = "heart"
+    split: str | None = None
+    binarize: str | None = None
+    data_dir: str | None = None
+    test_name: str | None = None  # evaluate on this dataset's test split instead of a holdout
+    test_size: float = 0.25
+    random_state: int = 0
+    standardize: bool = True
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """An estimator name and its constructor parameters."""
+
+    estimator: str = "RankSVM"
+    params: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+    def build(self, solver: Any | None = None):
+        """Instantiate the estimator; ``solver`` is passed when the estimator takes one."""
+        import optrank
+
+        cls = getattr(optrank, self.estimator)
+        params = dict(self.params)
+        if solver is not None and "solver" in inspect.signature(cls).parameters:
+            params.setdefault("solver", solver)
+        return cls(**params)
+
+
+@dataclass(frozen=True)
+class SolverConfig:
+    """A solver profile name/path, or a backend with options and form."""
+
+    profile: str | None = None
+    backend: str | None = None
+    form: str = "auto"
+    options: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+    def spec(self):
+        """The value to pass as ``solver=`` (validated by the solver registry)."""
+        if self.profile is not None:
+            return self.profile
+        if self.backend is None:
+            return "highs"
+        return {"backend": self.backend, "form": self.form, "options": dict(self.options)}
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Settings of a run: repetitions, output directory, how many top pairs to show."""
+
+    repetitions: int = 1
+    output_dir: str = "results"
+    show_pairs: int = 5
+    scheduler: str | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    solver: SolverConfig = field(default_factory=SolverConfig)
+    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
+
+
+_SECTIONS = {"data": DataConfig, "model": ModelConfig, "solver": SolverConfig,
+             "experiment": ExperimentConfig}
+
+
+def load_config(path: str | Path) -> Config:
+    """Read a TOML file into a :class:`Config` (model presets may be given by name)."""
+    path = Path(path)
+    if not path.is_file() and (MODEL_PRESET_DIR / f"{path}.toml").is_file():
+        path = MODEL_PRESET_DIR / f"{path}.toml"
+    if not path.is_file():
+        raise FileNotFoundError(f"config file {str(path)!r} does not exist")
+    with path.open("rb") as f:
+        try:
+            data = tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path}: invalid TOML: {exc}") from exc
+    return config_from_dict(data, source=str(path))
+
+
+def config_from_dict(data: dict, source: str = "config") -> Config:
+    """Validate a nested dict (as from TOML) into a :class:`Config`."""
+    unknown = set(data) - set(_SECTIONS)
+    if unknown:
+        raise ValueError(
+            f"{source}: unknown section(s) {sorted(unknown)}; valid sections: {sorted(_SECTIONS)}"
+        )
+    parts = {name: _section(name, dict(data.get(name, {})), source) for name in _SECTIONS}
+    return Config(**parts)
+
+
+def _section(name: str, values: dict, source: str):
+    if name == "model":
+        return _model_section(values, source)
+    cls = _SECTIONS[name]
+    fields = {f.name for f in dataclasses.fields(cls)}
+    _reject_unknown(values, fields, f"{source} [{name}]")
+    if "options" in values:
+        values["options"] = MappingProxyType(dict(values["options"]))
+    return cls(**values)
+
+
+def _model_section(values: dict, source: str) -> ModelConfig:
+    import optrank
+
+    name = values.pop("estimator", "RankSVM")
+    cls = getattr(optrank, name, None)
+    if cls is None or not isinstance(cls, type):
+        estimators = sorted(k for k, v in optrank._LAZY.items() if "estimators" in v)
+        raise ValueError(f"{source} [model]: unknown estimator {name!r}; known: {estimators}")
+    valid = set(cls().get_params())
+    _reject_unknown(values, valid, f"{source} [model] ({name})")
+    return ModelConfig(name, MappingProxyType(values))
+
+
+def _reject_unknown(values: dict, valid: set[str], where: str) -> None:
+    unknown = set(values) - valid
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}; valid keys: {sorted(valid)}")
