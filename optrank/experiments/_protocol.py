@@ -1,0 +1,79 @@
+"""A reproduction protocol is data: datasets, splits, repetitions, grid, metrics, reference."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class DatasetEntry:
+    """One dataset of a protocol: optrank name, binarisation, the name the paper uses."""
+
+    name: str
+    binarize: str | None = None
+    reference_name: str | None = None  # dataset name in shared/reference/*.csv
+    split: str | None = None
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Everything a table's experiment needs, as plain values.
+
+    split="holdout": stratified ``test_size`` split per repetition;
+    split="kfold": ``outer_folds`` stratified folds per repetition (each fold once the
+    test set). Inside each training part, ``cv_folds``-fold CV over ``grid`` picks the
+    parameters by mean AUC, then the estimator is refit on the whole training part.
+    ``features="distance"`` replaces X by z-scored Euclidean distances to the training
+    rows (the dissimilarity representation of paper 004).
+    """
+
+    name: str
+    table_id: str
+    estimator: str
+    datasets: tuple[DatasetEntry, ...]
+    params: dict = field(default_factory=dict)
+    grid: dict = field(default_factory=dict)
+    split: str = "holdout"
+    test_size: float = 0.25
+    outer_folds: int = 5
+    repetitions: int = 1
+    cv_folds: int = 0
+    preprocessing: str | None = "standardize"  # "standardize" | "minmax" | None
+    features: str | None = None  # None | "distance"
+    max_instances: int | None = None
+    metrics: tuple[str, ...] = ("auc",)
+    reference_method: str | None = None
+    reference_metric: str = "auc"
+    seed: int = 0
+    description: str = ""
+
+    def __post_init__(self):
+        if self.split not in ("holdout", "kfold"):
+            raise ValueError(f"split must be 'holdout' or 'kfold', got {self.split!r}")
+        if self.preprocessing not in (None, "standardize", "minmax"):
+            raise ValueError(f"unknown preprocessing {self.preprocessing!r}")
+        if self.features not in (None, "distance"):
+            raise ValueError(f"unknown features {self.features!r}")
+        if not self.datasets:
+            raise ValueError(f"protocol {self.name!r} has no datasets")
+
+    def quick(self, n_datasets: int = 3, grid_values: int = 3) -> Protocol:
+        """A reduced version: fewer datasets, repetitions, folds and grid values."""
+        grid = {k: _spread(v, grid_values) for k, v in self.grid.items()}
+        return replace(
+            self,
+            name=f"{self.name}-quick",
+            datasets=self.datasets[:n_datasets],
+            repetitions=1,
+            cv_folds=min(self.cv_folds, 2) if self.cv_folds else 0,
+            outer_folds=min(self.outer_folds, 2),
+            grid=grid,
+        )
+
+
+def _spread(values, k: int) -> list:
+    values = list(values)
+    if len(values) <= k:
+        return values
+    idx = sorted({round(i * (len(values) - 1) / (k - 1)) for i in range(k)})
+    return [values[i] for i in idx]

@@ -1,0 +1,53 @@
+"""The papers' result tables (shared/reference/*.csv) as lookups by table, dataset, method."""
+
+from __future__ import annotations
+
+import csv
+import os
+from functools import lru_cache
+from pathlib import Path
+
+
+def reference_dir() -> Path:
+    """``$OPTRANK_REFERENCE`` or the ``shared/reference`` folder beside a checkout."""
+    env = os.environ.get("OPTRANK_REFERENCE")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2].parent / "shared" / "reference"
+
+
+@lru_cache(maxsize=8)
+def _rows(directory: str) -> tuple[dict, ...]:
+    rows = []
+    for path in sorted(Path(directory).glob("[0-9]*.csv")):
+        with path.open(newline="") as f:
+            rows.extend(csv.DictReader(f))
+    return tuple(rows)
+
+
+def reference_value(
+    table_id: str, dataset: str, method: str, metric: str, directory: Path | None = None
+) -> tuple[float, float] | None:
+    """(value, std) from the paper on the 0-1 AUC scale, or None when not reported.
+
+    ``auc_percent`` values are divided by 100 so they compare with ours directly.
+    """
+    directory = directory or reference_dir()
+    if not directory.is_dir():
+        return None
+    for row in _rows(str(directory)):
+        if (row["table_id"], row["dataset"], row["method"]) != (table_id, dataset, method):
+            continue
+        if row["metric"] != metric or not row["value"]:
+            continue
+        scale = 100.0 if metric.endswith("percent") else 1.0
+        std = float(row["std"]) / scale if row.get("std") else float("nan")
+        return float(row["value"]) / scale, std
+    return None
+
+
+def reference_methods(table_id: str, directory: Path | None = None) -> list[str]:
+    directory = directory or reference_dir()
+    if not directory.is_dir():
+        return []
+    return sorted({r["method"] for r in _rows(str(directory)) if r["table_id"] == table_id})

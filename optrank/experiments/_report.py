@@ -1,0 +1,70 @@
+"""Summaries of a run placed beside the papers' values, as rows and a markdown table."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from optrank.experiments._protocol import Protocol
+from optrank.experiments._reference import reference_value
+
+
+def summarise(protocol: Protocol, rows: list[dict]) -> list[dict]:
+    """Per dataset: our mean/std over cells, the paper's value/std, the difference."""
+    out = []
+    for entry in protocol.datasets:
+        mine = [r for r in rows if r["dataset"] == entry.name and not r.get("error")]
+        failed = [r for r in rows if r["dataset"] == entry.name and r.get("error")]
+        aucs = np.array([r["auc"] for r in mine], dtype=float)
+        ref = None
+        if protocol.reference_method:
+            ref = reference_value(protocol.table_id, entry.reference_name or entry.name,
+                                  protocol.reference_method, protocol.reference_metric)
+        mean = float(aucs.mean()) if aucs.size else float("nan")
+        out.append({
+            "dataset": entry.name,
+            "cells": len(mine),
+            "failed": len(failed),
+            "auc_mean": mean,
+            "auc_std": float(aucs.std(ddof=1)) if aucs.size > 1 else float("nan"),
+            "paper": ref[0] if ref else float("nan"),
+            "paper_std": ref[1] if ref else float("nan"),
+            "difference": mean - ref[0] if ref else float("nan"),
+            "train_time_s": float(np.median([r["train_time_s"] for r in mine]))
+            if mine else float("nan"),
+            "error": failed[0]["error"] if failed else "",
+        })
+    return out
+
+
+def _pm(mean: float, std: float) -> str:
+    if np.isnan(mean):
+        return "n/a"
+    return f"{mean:.4f}" if np.isnan(std) else f"{mean:.4f} ± {std:.4f}"
+
+
+def to_markdown(protocol: Protocol, summary: list[dict], rows: list[dict]) -> str:
+    """A table a person reads: ours beside the paper's, then what did not run and why."""
+    lines = [
+        f"# {protocol.name} ({protocol.table_id})",
+        "",
+        protocol.description or f"{protocol.estimator} with {protocol.params or 'defaults'}",
+        "",
+        f"Split: {protocol.split}, repetitions: {protocol.repetitions}, inner CV folds: "
+        f"{protocol.cv_folds}, grid: {protocol.grid or 'none'}; paper method: "
+        f"{protocol.reference_method or 'n/a'}.",
+        "",
+        "| dataset | ours (AUC) | paper (AUC) | difference | median train time (s) | cells |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in summary:
+        diff = "n/a" if np.isnan(s["difference"]) else f"{s['difference']:+.4f}"
+        lines.append(
+            f"| {s['dataset']} | {_pm(s['auc_mean'], s['auc_std'])} | "
+            f"{_pm(s['paper'], s['paper_std'])} | {diff} | {s['train_time_s']:.3f} | "
+            f"{s['cells']} |"
+        )
+    failed = [s for s in summary if s["failed"]]
+    if failed:
+        lines += ["", "## Not run / failed", ""]
+        lines += [f"- {s['dataset']}: {s['failed']} cell(s) failed: {s['error']}" for s in failed]
+    return "\n".join(lines) + "\n"
