@@ -54,8 +54,10 @@ _EXPECTED_FAILURES = {
 }
 
 
+# The jax backend shares every line of the estimator but recompiles per data shape
+# (~3 s a check); it is covered by test_jax_backend_matches_numpy instead.
 @parametrize_with_checks(
-    [PRSVMPlus(), PRSVMPlus(C=0.1, backend="jax")],
+    [PRSVMPlus(), PRSVMPlus(C=0.1, max_cg_iter=5)],
     expected_failed_checks=lambda est: _EXPECTED_FAILURES,
 )
 def test_sklearn_contract(estimator, check):

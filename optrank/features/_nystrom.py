@@ -33,8 +33,10 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
     rank : int or None
         Rank ``r`` of the approximation (default: all numerically positive eigenvalues).
     kmeans_iter : int
-        Lloyd iterations of k-means (random initial centroids; a few suffice to
-        spread the landmarks).
+        Lloyd iterations of k-means (a few suffice to spread the landmarks).
+    kmeans_init : {"k-means++", "random"}
+        Initial centroids; ``"random"`` is cheaper for thousands of landmarks but
+        can leave small clusters without a landmark.
     random_state : int, RandomState or None
         Seed for the landmark choice.
 
@@ -52,6 +54,7 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         landmarks="kmeans",
         rank=None,
         kmeans_iter=10,
+        kmeans_init="k-means++",
         random_state=None,
     ):
         self.n_components = n_components
@@ -59,6 +62,7 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         self.landmarks = landmarks
         self.rank = rank
         self.kmeans_iter = kmeans_iter
+        self.kmeans_init = kmeans_init
         self.random_state = random_state
 
     def fit(self, X, y=None):
@@ -82,7 +86,7 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
             return _dense(X[np.sort(rows)])
         km = KMeans(
             n_clusters=m,
-            init="random",
+            init=self.kmeans_init,
             n_init=1,
             max_iter=self.kmeans_iter,
             random_state=rng.randint(2**31 - 1),
