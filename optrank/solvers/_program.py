@@ -129,7 +129,8 @@ class Program:
         """Lagrangian dual objective at row duals ``y`` and bound duals ``col_dual``.
 
         Each dual multiplies the bound it is attached to (positive -> lower bound,
-        negative -> upper bound); for a QP the term ``-1/2 z@Q@z`` is added.
+        negative -> upper bound; infinite bounds contribute nothing); for a QP the
+        term ``-1/2 z@Q@z`` is added.
         Equals the primal objective at an optimal primal-dual pair (strong duality).
         """
         val = self.offset + _bound_term(y, self.row_lower, self.row_upper)
@@ -146,8 +147,11 @@ class Program:
 
 
 def _bound_term(dual: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+    """Sum of dual * active bound; a dual on an infinite bound (solver-tolerance noise,
+    e.g. -1e-12 on an unbounded column) contributes nothing."""
     bound = np.where(dual > 0, lower, np.where(dual < 0, upper, 0.0))
-    return float(np.sum(np.where(dual != 0, dual * bound, 0.0)))
+    finite = np.isfinite(bound) & (dual != 0)
+    return float(np.sum(dual[finite] * bound[finite]))
 
 
 def _slices(sizes: dict[str, int]) -> dict[str, slice]:
