@@ -1,0 +1,230 @@
+"""cvxpy as a backend: any installed cvxpy solver (CLARABEL, HIGHS, OSQP, SCS, ...).
+
+The model is built from the Program's sparse arrays with vectorised expressions: one
+variable ``z``, and per row block at most three constraint objects (``A_lo @ z >= lo``,
+``A_up @ z <= up``, ``A_eq @ z == b`` over that block's finite bounds), never a loop
+over rows. Column bounds are two constraints on index sets of ``z``.
+
+Dual signs (checked numerically, see ``tests/test_solvers_known_answers.py``): cvxpy's
+multiplier of ``A@z >= lo`` is ``>= 0`` and equals optrank's ``y``; of ``A@z <= up`` it
+is ``>= 0`` and optrank's ``y`` is its negative; of ``A@z == b`` cvxpy's Lagrangian
+adds ``+nu (A@z - b)``, so optrank's ``y = -nu``. Column duals are the reduced costs
+``c + Q@z - A.T@y`` (the optimality condition of the convention).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from optrank.solvers._program import Program
+from optrank.solvers._solution import Solution, Status
+
+logger = logging.getLogger(__name__)
+
+_STATUS = {
+    "optimal": Status.OPTIMAL,
+    "optimal_inaccurate": Status.OPTIMAL,
+    "infeasible": Status.INFEASIBLE,
+    "infeasible_inaccurate": Status.INFEASIBLE,
+    "unbounded": Status.UNBOUNDED,
+    "unbounded_inaccurate": Status.UNBOUNDED,
+    "infeasible_or_unbounded": Status.INFEASIBLE_OR_UNBOUNDED,
+    "user_limit": Status.ITERATION_LIMIT,
+    "solver_error": Status.NUMERICAL_ERROR,
+}
+
+# generic option -> native keyword per cvxpy solver (None: the solver has no such option)
+_NATIVE = {
+    "time_limit": {"CLARABEL": "time_limit", "HIGHS": "time_limit", "OSQP": "time_limit",
+                   "SCS": "time_limit_secs"},
+    "tolerance": {"CLARABEL": ("tol_gap_abs", "tol_gap_rel", "tol_feas"),
+                  "OSQP": ("eps_abs", "eps_rel"), "SCS": ("eps_abs", "eps_rel"),
+                  "HIGHS": ("primal_feasibility_tolerance", "dual_feasibility_tolerance")},
+    "max_iter": {"CLARABEL": "max_iter", "OSQP": "max_iter", "SCS": "max_iters",
+                 "HIGHS": "simplex_iteration_limit"},
+    "threads": {"HIGHS": "threads"},
+}
+DEFAULT_METHOD = "CLARABEL"
+
+
+def _cvxpy():
+    import cvxpy
+
+    return cvxpy
+
+
+class CvxpyBackend:
+    """Solve a Program through cvxpy with a named cvxpy solver (``cvxpy:CLARABEL``).
+
+    Options: ``method`` (the cvxpy solver name, default CLARABEL), ``time_limit``,
+    ``tolerance`` (mapped to the solver's gap/feasibility tolerances), ``max_iter``,
+    ``threads`` (HiGHS only), ``verbose`` and ``solver_options`` (a dict passed to
+    cvxpy's ``solve`` unchanged).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from optrank.solvers import Program, solve
+    >>> p = Program.from_blocks([1.0, 1.0], sp.csr_matrix([[1.0, 2.0]]), [2.0], [np.inf],
+    ...                         [0, 0], [np.inf, np.inf], {"z": 2}, {"r": 1})
+    >>> sol = solve(p, "cvxpy:CLARABEL")
+    >>> round(sol.objective, 6), round(float(sol.dual["r"][0]), 6)
+    (1.0, 0.5)
+    """
+
+    name = "cvxpy"
+    capabilities = frozenset({"lp", "qp", "duals", "time_limit"})
+    option_types = {
+        "method": str,
+        "time_limit": float,
+        "tolerance": float,
+        "max_iter": int,
+        "threads": int,
+        "verbose": bool,
+        "solver_options": dict,
+    }
+
+    def available(self) -> bool:
+        return importlib.util.find_spec("cvxpy") is not None
+
+    def solve(self, program: Program, options: dict) -> Solution:
+        method = str(options.get("method") or DEFAULT_METHOD).upper()
+        t0 = time.perf_counter()
+        problem, z, rows = self.build(program)
+        build_time = time.perf_counter() - t0
+        kwargs = _solve_kwargs(method, options)
+        t1 = time.perf_counter()
+        try:
+            problem.solve(solver=method, **kwargs)
+        except _cvxpy().error.SolverError as exc:
+            return self._failed(Status.NUMERICAL_ERROR, str(exc), method, build_time, t1)
+        except ValueError as exc:  # e.g. a QP handed to an LP-only solver
+            return self._failed(Status.ERROR, str(exc), method, build_time, t1)
+        stats = {"build_time": build_time, "solve_time": time.perf_counter() - t1,
+                 "native_status": str(problem.status), "method": method}
+        return self._extract(program, problem, z, rows, method, options, stats)
+
+    def build(self, program: Program):
+        """The cvxpy Problem, its variable and the row constraints (block, kind, rows, con)."""
+        cp = _cvxpy()
+        z = cp.Variable(program.n_cols)
+        rows, constraints = [], []
+        for block, sl in program.row_blocks.items():
+            for kind, idx, con in _row_constraints(cp, program, z, sl):
+                rows.append((kind, idx, con))
+                constraints.append(con)
+        constraints += _col_constraints(program, z)
+        objective = program.c @ z + program.offset
+        if program.is_qp:
+            objective = objective + 0.5 * _quadratic(cp, program.Q, z)
+        return cp.Problem(cp.Minimize(objective), constraints), z, rows
+
+    def _extract(self, program, problem, z, rows, method, options, stats) -> Solution:
+        status = _STATUS.get(problem.status, Status.ERROR)
+        if status is Status.ITERATION_LIMIT and "time_limit" in options:
+            status = Status.TIME_LIMIT
+        name = f"{self.name}:{method}"
+        if status is not Status.OPTIMAL or z.value is None:
+            status = Status.NUMERICAL_ERROR if status is Status.OPTIMAL else status
+            return Solution(status, backend=name, message=str(problem.status), stats=stats)
+        if problem.status == "optimal_inaccurate":
+            logger.warning("%s reported optimal_inaccurate", name)
+        zv = np.asarray(z.value, dtype=np.float64)
+        y = _row_duals(program.n_rows, rows)
+        col_dual = _reduced_costs(program, zv, y)
+        stats["dual_objective"] = program.dual_objective(zv, y, col_dual)
+        return Solution(
+            Status.OPTIMAL,
+            objective=program.objective_value(zv),
+            primal=program.split_cols(zv),
+            dual=program.split_rows(y),
+            col_dual=program.split_cols(col_dual),
+            backend=name,
+            message=str(problem.status),
+            stats=stats,
+        )
+
+    def _failed(self, status, message, method, build_time, t1) -> Solution:
+        stats = {"build_time": build_time, "solve_time": time.perf_counter() - t1}
+        return Solution(status, backend=f"{self.name}:{method}", message=message, stats=stats)
+
+
+def _row_constraints(cp, program: Program, z, sl: slice):
+    """(kind, row indices, constraint) for the equality, lower and upper rows of a block."""
+    lo, up = program.row_lower[sl], program.row_upper[sl]
+    base = np.arange(sl.start, sl.stop)
+    eq = np.isfinite(lo) & (lo == up)
+    lower = np.isfinite(lo) & ~eq
+    upper = np.isfinite(up) & ~eq
+    out = []
+    for kind, mask, bound in (("eq", eq, lo), ("lower", lower, lo), ("upper", upper, up)):
+        if not mask.any():
+            continue
+        idx = base[mask]
+        expr = program.A[idx] @ z
+        con = {"eq": expr == bound[mask], "lower": expr >= bound[mask],
+               "upper": expr <= bound[mask]}[kind]
+        out.append((kind, idx, con))
+    return out
+
+
+def _col_constraints(program: Program, z) -> list:
+    out = []
+    lo = np.flatnonzero(np.isfinite(program.col_lower))
+    up = np.flatnonzero(np.isfinite(program.col_upper))
+    if lo.size:
+        out.append(z[lo] >= program.col_lower[lo])
+    if up.size:
+        out.append(z[up] <= program.col_upper[up])
+    return out
+
+
+def _quadratic(cp, Q: sp.csr_matrix, z):
+    """``z @ Q @ z``: a weighted sum of squares when Q is diagonal (the common case)."""
+    Q = sp.csr_matrix(Q)
+    diag = Q.diagonal()
+    if sp.diags(diag).nnz == Q.nnz and np.allclose((Q - sp.diags(diag)).data, 0):
+        nz = np.flatnonzero(diag)
+        return diag[nz] @ cp.square(z[nz])
+    return cp.quad_form(z, cp.psd_wrap(Q))
+
+
+def _row_duals(n_rows: int, rows) -> np.ndarray:
+    """optrank's row duals from cvxpy's multipliers (signs in the module doc)."""
+    y = np.zeros(n_rows)
+    sign = {"lower": 1.0, "upper": -1.0, "eq": -1.0}
+    for kind, idx, con in rows:
+        value = con.dual_value
+        if value is not None:
+            y[idx] += sign[kind] * np.asarray(value, dtype=np.float64).ravel()
+    return y
+
+
+def _reduced_costs(program: Program, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+    grad = program.c.copy()
+    if program.is_qp:
+        grad += program.Q @ z
+    d = grad - program.A.T @ y
+    # project solver noise onto the dual cone: no multiplier on an infinite bound
+    d = np.where(np.isinf(program.col_upper), np.maximum(d, 0.0), d)
+    return np.where(np.isinf(program.col_lower), np.minimum(d, 0.0), d)
+
+
+def _solve_kwargs(method: str, options: dict) -> dict:
+    kwargs = {"verbose": bool(options.get("verbose", False))}
+    for key in ("time_limit", "tolerance", "max_iter", "threads"):
+        if key not in options:
+            continue
+        native = _NATIVE[key].get(method)
+        if native is None:
+            logger.warning("option %r has no equivalent for cvxpy solver %s; ignored", key, method)
+            continue
+        for name in native if isinstance(native, tuple) else (native,):
+            kwargs[name] = options[key]
+    kwargs.update(options.get("solver_options") or {})
+    return kwargs

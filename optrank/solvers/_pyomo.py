@@ -1,0 +1,193 @@
+"""Pyomo as a backend: the Program as a ``ConcreteModel``, solved by pyomo's HiGHS interface.
+
+Pyomo builds one component per row, so the model cannot be built from arrays in one
+call; the fastest construction pyomo allows is used: one indexed ``Var``, one indexed
+``Constraint`` whose rule returns a ``LinearExpression`` straight from a CSR row
+slice (no operator overloading, no expression walking), and a ``LinearExpression``
+objective (plus a quadratic term for a QP). The solver is the interface of
+``pyomo.contrib.solver`` (``Highs``, which accepts a quadratic objective); duals
+and reduced costs come from its solution loader (the Suffix-free path).
+
+Measured overhead over the highspy backend is stated in ``docs/modelling.md``.
+Pyomo's dual of ``a@z >= b`` in a minimisation is ``>= 0`` (the HiGHS value passed
+through), which is optrank's convention; checked in the known-answer tests.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from optrank.solvers._program import Program
+from optrank.solvers._solution import Solution, Status
+
+_STATUS = {
+    "convergenceCriteriaSatisfied": Status.OPTIMAL,
+    "maxTimeLimit": Status.TIME_LIMIT,
+    "iterationLimit": Status.ITERATION_LIMIT,
+    "objectiveLimit": Status.ITERATION_LIMIT,
+    "minStepLength": Status.NUMERICAL_ERROR,
+    "unbounded": Status.UNBOUNDED,
+    "provenInfeasible": Status.INFEASIBLE,
+    "locallyInfeasible": Status.INFEASIBLE,
+    "infeasibleOrUnbounded": Status.INFEASIBLE_OR_UNBOUNDED,
+    "error": Status.NUMERICAL_ERROR,
+    "interrupted": Status.NOT_SOLVED,
+    "licensingProblems": Status.ERROR,
+    "unknown": Status.NUMERICAL_ERROR,
+}
+_HIGHS_OPTIONS = {"method": "solver", "presolve": "presolve"}
+
+
+class PyomoBackend:
+    """Solve a Program as a pyomo model with HiGHS (``solver="pyomo"``).
+
+    Options: ``method`` ("simplex", "ipm", "choose"), ``time_limit``, ``threads``,
+    ``tolerance`` (HiGHS primal and dual feasibility tolerances), ``presolve``,
+    ``verbose`` and ``solver_options`` (HiGHS options passed unchanged).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from optrank.solvers import Program, solve
+    >>> p = Program.from_blocks([1.0, 1.0], sp.csr_matrix([[1.0, 2.0]]), [2.0], [np.inf],
+    ...                         [0, 0], [np.inf, np.inf], {"z": 2}, {"r": 1})
+    >>> sol = solve(p, "pyomo")
+    >>> round(sol.objective, 6), round(float(sol.dual["r"][0]), 6)
+    (1.0, 0.5)
+    """
+
+    name = "pyomo"
+    capabilities = frozenset({"lp", "qp", "duals", "time_limit"})
+    option_types = {
+        "method": str,
+        "time_limit": float,
+        "threads": int,
+        "tolerance": float,
+        "presolve": str,
+        "verbose": bool,
+        "solver_options": dict,
+    }
+
+    def available(self) -> bool:
+        return (
+            importlib.util.find_spec("pyomo") is not None
+            and importlib.util.find_spec("highspy") is not None
+        )
+
+    def solve(self, program: Program, options: dict) -> Solution:
+        t0 = time.perf_counter()
+        model = self.build(program)
+        build_time = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        results = self._run(model, program, options)
+        stats = {"build_time": build_time, "solve_time": time.perf_counter() - t1,
+                 "native_status": results.termination_condition.name}
+        return self._extract(program, model, results, stats)
+
+    def build(self, program: Program):
+        """A ``ConcreteModel`` with ``z`` (columns), ``rows`` and ``objective``."""
+        import pyomo.environ as pyo
+
+        model = pyo.ConcreteModel()
+        n = program.n_cols
+        lo = [None if np.isinf(v) else float(v) for v in program.col_lower]
+        up = [None if np.isinf(v) else float(v) for v in program.col_upper]
+        model.z = pyo.Var(range(n), bounds=lambda m, j: (lo[j], up[j]))
+        zs = list(model.z.values())
+        model.rows = pyo.Constraint(range(program.n_rows), rule=_row_rule(program, zs))
+        model.objective = pyo.Objective(expr=_objective(program, zs))
+        return model
+
+    def _run(self, model, program: Program, options: dict):
+        from pyomo.contrib.solver.solvers.highs import Highs
+
+        native = dict(options.get("solver_options") or {})
+        for key, hname in _HIGHS_OPTIONS.items():
+            if key in options:
+                native[hname] = options[key]
+        if "method" not in options and program.meta.get("form") == "dual":
+            native.setdefault("solver", "ipm")  # as the highs backend (see _highs.py)
+        if "tolerance" in options:
+            native["primal_feasibility_tolerance"] = options["tolerance"]
+            native["dual_feasibility_tolerance"] = options["tolerance"]
+        kwargs = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
+                  "tee": bool(options.get("verbose", False)), "solver_options": native}
+        if "time_limit" in options:
+            kwargs["time_limit"] = float(options["time_limit"])
+        if "threads" in options:
+            kwargs["threads"] = int(options["threads"])
+        return Highs().solve(model, **kwargs)
+
+    def _extract(self, program: Program, model, results, stats) -> Solution:
+        status = _STATUS.get(results.termination_condition.name, Status.ERROR)
+        if status is not Status.OPTIMAL:
+            return Solution(status, backend=self.name, message=stats["native_status"],
+                            stats=stats)
+        loader = results.solution_loader
+        zs = list(model.z.values())
+        values = loader.get_vars(zs)
+        z = np.array([values[v] for v in zs], dtype=np.float64)
+        y = np.zeros(program.n_rows)
+        if len(model.rows):
+            duals = loader.get_duals(list(model.rows.values()))
+            keys = np.fromiter(model.rows.keys(), dtype=np.int64, count=len(model.rows))
+            y[keys] = [duals[c] for c in model.rows.values()]
+        rc = loader.get_reduced_costs(zs)
+        col_dual = np.array([rc[v] for v in zs], dtype=np.float64)
+        stats["dual_objective"] = program.dual_objective(z, y, col_dual)
+        return Solution(
+            Status.OPTIMAL,
+            objective=program.objective_value(z),
+            primal=program.split_cols(z),
+            dual=program.split_rows(y),
+            col_dual=program.split_cols(col_dual),
+            backend=self.name,
+            stats=stats,
+        )
+
+
+def _row_rule(program: Program, zs: list):
+    """Rule returning ``(lower, LinearExpression, upper)`` from a CSR row slice."""
+    from pyomo.core.base.constraint import Constraint
+    from pyomo.core.expr.numeric_expr import LinearExpression
+
+    A = program.A
+    ip, ix, data = A.indptr, A.indices.tolist(), A.data.tolist()
+    lo = [None if np.isinf(v) else float(v) for v in program.row_lower]
+    up = [None if np.isinf(v) else float(v) for v in program.row_upper]
+
+    def rule(model, i):
+        s, e = ip[i], ip[i + 1]
+        if s == e or (lo[i] is None and up[i] is None):
+            return Constraint.Skip
+        expr = LinearExpression(
+            constant=0.0, linear_coefs=data[s:e], linear_vars=[zs[j] for j in ix[s:e]]
+        )
+        return (lo[i], expr, up[i])
+
+    return rule
+
+
+def _objective(program: Program, zs: list):
+    """``c@z + offset`` as a LinearExpression, plus ``1/2 z@Q@z`` for a QP."""
+    from pyomo.core.expr.numeric_expr import LinearExpression
+    from pyomo.environ import quicksum
+
+    nz = np.flatnonzero(program.c)
+    expr = LinearExpression(
+        constant=float(program.offset),
+        linear_coefs=program.c[nz].tolist(),
+        linear_vars=[zs[j] for j in nz],
+    )
+    if not program.is_qp:
+        return expr
+    upper = sp.triu(sp.coo_matrix(program.Q))
+    scale = np.where(upper.row == upper.col, 0.5, 1.0) * upper.data
+    quad = quicksum(
+        float(q) * zs[i] * zs[j] for q, i, j in zip(scale, upper.row, upper.col, strict=True)
+    )
+    return expr + quad
