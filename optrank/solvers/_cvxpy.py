@@ -114,7 +114,7 @@ class CvxpyBackend:
         cp = _cvxpy()
         z = cp.Variable(program.n_cols)
         rows, constraints = [], []
-        for block, sl in program.row_blocks.items():
+        for sl in program.row_blocks.values():
             for kind, idx, con in _row_constraints(cp, program, z, sl):
                 rows.append((kind, idx, con))
                 constraints.append(con)
