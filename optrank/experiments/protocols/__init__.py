@@ -1,0 +1,1 @@
+"""Reproduction protocols of the papers ' tables, one module per table family."""
