@@ -41,7 +41,7 @@ def prepare(name):
         part = Xtr[ytr == s]
         rows.append(tuple(map(jnp.asarray, to_padded(part))) if hasattr(part, "tocsr")
                     else jnp.asarray(part, jnp.float32))
-    return rows, Xtr.shape[0], Xva, y[va]
+    return rows, Xtr.shape, Xva, y[va]
 
 
 def score(ws, Xva, yva):
@@ -59,13 +59,14 @@ def main():
     print("dataset  algo  t0  r_skip  a_skip | best-lambda AUC@1ep AUC@5ep | AUC@5ep per lambda "
           + " ".join(f"{lam:g}" for lam in LAMS) + " | s")
     for name in DATASETS:
-        (Xp, Xn), n, Xva, yva = prepare(name)
+        (Xp, Xn), (n, d), Xva, yva = prepare(name)
         for factory in (asam, psam):
             for cfg in settings:
                 tic = time.perf_counter()
                 lams = jnp.asarray(np.tile(LAMS, SEEDS), jnp.float32)
                 keys = jax.random.split(jax.random.key(1), len(lams))
-                ws = run_grid(factory, lams, keys, Xp, Xn, n, EPOCHS, tuple(sorted(cfg.items())))
+                ws = run_grid(factory, lams, keys, Xp, Xn, n, EPOCHS, tuple(sorted(cfg.items())),
+                              d)
                 a = score(ws, Xva, yva)
                 best = int(np.argmax(a[:, -1]))
                 print(f"{name:9s} {factory.__name__:5s} {cfg['t0']:>7g} {cfg['r_skip']:>3d} "

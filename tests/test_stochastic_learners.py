@@ -208,3 +208,17 @@ def test_float32_default_and_no_recompile(rng):
     state, _ = run(learner, state, Xp, Xn, 64)
     assert run._cache_size() == size
     assert state.w.dtype == jnp.float32 and int(state.t) == 128
+
+
+def test_run_grid_sparse_needs_and_uses_n_features():
+    Xp = sp.random(20, 30, density=0.2, random_state=3, format="csr")
+    Xn = sp.random(25, 30, density=0.2, random_state=4, format="csr")
+    padded = [tuple(map(jnp.asarray, to_padded(X, np.float64))) for X in (Xp, Xn)]
+    keys = jax.random.split(jax.random.key(0), 2)
+    lams = jnp.array([0.1, 1.0])
+    with pytest.raises(ValueError, match="n_features"):
+        run_grid(psam, lams, keys, padded[0], padded[1], 50, 1)
+    sparse = run_grid(psam, lams, keys, padded[0], padded[1], 50, 2, (), 30)
+    dense = run_grid(psam, lams, keys, jnp.asarray(Xp.toarray()), jnp.asarray(Xn.toarray()),
+                     50, 2)
+    np.testing.assert_allclose(np.asarray(sparse), np.asarray(dense), rtol=1e-10, atol=1e-12)

@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
+from sklearn.utils.multiclass import type_of_target
 
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 
@@ -54,13 +55,22 @@ def _to_jax_rows(X, dtype):
     return jnp.asarray(np.asarray(X, dtype=dtype))
 
 
+def _check_binary(y):
+    """Reject multi-class and continuous targets with scikit-learn's wording."""
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type not in ("binary", "unknown"):
+        raise ValueError(
+            f"Only binary classification is supported. The type of the target is {y_type}."
+        )
+
+
 class _StochasticAUC(RankerMixin, BaseEstimator):
     """Shared machinery; subclasses set ``_kind``."""
 
     _kind = "asam"
 
     def __init__(self, lam=1e-4, epochs=10, t0=1000.0, r_skip=16, a_skip=8,
-                 dtype="float32", random_state=None):
+                 dtype="float32", random_state=None, pos_label=None):
         self.lam = lam
         self.epochs = epochs
         self.t0 = t0
@@ -68,6 +78,12 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         self.a_skip = a_skip
         self.dtype = dtype
         self.random_state = random_state
+        self.pos_label = pos_label
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     # -- parameter checks ---------------------------------------------------------------
     def _check_params(self):
@@ -112,6 +128,7 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         self
         """
         self._check_params()
+        _check_binary(y)
         X, y = validate_ranking_data(self, X, y)
         for attr in ("state_", "history_", "n_iter_"):
             self.__dict__.pop(attr, None)
@@ -119,16 +136,18 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         self._train(Z, y, self.epochs, X_val, y_val)
         return self
 
-    def partial_fit(self, X, y, X_val=None, y_val=None):
+    def partial_fit(self, X, y, X_val=None, y_val=None, classes=None):
         """Continue the stream for one epoch (``n`` iterations) on ``(X, y)``.
 
         The first call initialises the state (and the feature map); later calls keep
         the step counter, the average and the random key, so ``k`` calls on the same
-        data equal ``fit`` with ``epochs=k``.
+        data equal ``fit`` with ``epochs=k``. ``classes`` is accepted for scikit-learn
+        compatibility and ignored (labels are binary).
         """
         first = not hasattr(self, "state_")
         if first:
             self._check_params()
+        _check_binary(y)
         X, y = validate_ranking_data(self, X, y, reset=first)
         Z = self._fit_features(X) if first else self._features(X)
         self._train(Z, y, 1, X_val, y_val)
@@ -182,6 +201,8 @@ class ASAM(_StochasticAUC):
     dtype : {"float32", "float64"}, default="float32"
     random_state : int or None
         Seed of the pair sampling.
+    pos_label : label or None
+        The positive label when the labels are not {-1, +1}, {0, 1} or booleans.
 
     Attributes
     ----------
@@ -246,9 +267,10 @@ class _KernelStochasticAUC(_StochasticAUC):
     """A stochastic learner on a feature map ``features`` (a sklearn transformer)."""
 
     def __init__(self, lam=1e-4, epochs=10, t0=1000.0, r_skip=16, a_skip=8,
-                 dtype="float32", random_state=None, features=None, n_components=1600):
+                 dtype="float32", random_state=None, pos_label=None, features=None,
+                 n_components=1600):
         super().__init__(lam=lam, epochs=epochs, t0=t0, r_skip=r_skip, a_skip=a_skip,
-                         dtype=dtype, random_state=random_state)
+                         dtype=dtype, random_state=random_state, pos_label=pos_label)
         self.features = features
         self.n_components = n_components
 

@@ -92,9 +92,9 @@ def run_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_ne
     return scan_indices(learner, state, X_pos, X_neg, idx_pos, idx_neg)
 
 
-@partial(jax.jit, static_argnums=(0, 5, 6, 7))
+@partial(jax.jit, static_argnums=(0, 5, 6, 7, 8))
 def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
-             options: tuple = ()):
+             options: tuple = (), n_features: int | None = None):
     """Train one learner per value of ``lams`` in one pass with ``jax.vmap`` (jitted).
 
     Parameters
@@ -113,6 +113,9 @@ def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
         run are returned, so epochs can be scored afterwards.
     options : tuple of (name, value)
         Keyword arguments of ``factory`` (static), e.g. ``(("t0", 100.0),)``.
+    n_features : int or None
+        Number of features (static); required for padded sparse rows, whose width is
+        not the number of features.
 
     Returns
     -------
@@ -128,7 +131,9 @@ def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
     >>> run_grid(asam, jnp.array([0.01, 0.1, 1.0]), keys, Xp, Xn, 20, 2).shape
     (3, 2, 2)
     """
-    d = X_pos[0].shape[1] if _rows.is_sparse(X_pos) else X_pos.shape[1]
+    if _rows.is_sparse(X_pos) and n_features is None:
+        raise ValueError("run_grid needs n_features= for padded sparse rows")
+    d = X_pos.shape[1] if n_features is None else n_features
     dtype = X_pos[1].dtype if _rows.is_sparse(X_pos) else X_pos.dtype
 
     def one(lam, key):
