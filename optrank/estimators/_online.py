@@ -1,0 +1,445 @@
+"""scikit-learn estimators over the online AUC learners of :mod:`optrank.online`.
+
+``fit`` starts a fresh stream and feeds ``X`` through the jitted driver in row order;
+``partial_fit`` continues the stream; ``learn_one`` feeds one instance (a dict, river
+style, or a 1-D array). ``decision_function`` scores with the mean weights (``mu`` for
+CBR, ``w`` for the others, the averaged ``w`` for SOLAM). ``save``/``load`` write the
+whole learner state (buffers, covariance, counters, PRNG key) to ``.npz`` so a stream can
+be resumed with bit-identical results.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from optrank._persist import load_npz, save_npz
+from optrank._validation import binary_labels
+from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+
+_DTYPES = ("float32", "float64")
+
+
+def _precision(dtype: str):
+    """Context enabling JAX float64 when asked for (a no-op for float32)."""
+    import jax
+
+    if dtype == "float64" and not jax.config.jax_enable_x64:
+        return jax.enable_x64(True)
+    return contextlib.nullcontext()
+
+
+def _padded_rows(X: sp.csr_matrix, dtype):
+    """CSR rows as ``(indices, values)`` padded with value 0 to the longest row."""
+    X = sp.csr_matrix(X)
+    counts = np.diff(X.indptr)
+    width = max(int(counts.max(initial=0)), 1)
+    idx = np.zeros((X.shape[0], width), np.int32)
+    val = np.zeros((X.shape[0], width), dtype)
+    rows = np.repeat(np.arange(X.shape[0]), counts)
+    cols = np.arange(X.nnz) - np.repeat(X.indptr[:-1], counts)
+    idx[rows, cols] = X.indices
+    val[rows, cols] = X.data
+    return idx, val
+
+
+class _OnlineRanker(RankerMixin, BaseEstimator):
+    """Shared machinery; subclasses define :meth:`_learner`."""
+
+    def _learner(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # ---- streaming -------------------------------------------------------------------------
+
+    def _key(self):
+        import jax
+
+        seed = self.random_state
+        if seed is None:
+            seed = int(np.random.default_rng().integers(2**31 - 1))
+        elif isinstance(seed, np.random.RandomState):
+            seed = int(seed.randint(2**31 - 1))
+        return jax.random.PRNGKey(int(seed))
+
+    def _check_params(self):
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+
+    def _start(self, n_features: int):
+        self._check_params()
+        with _precision(self.dtype):
+            self.state_ = self._learner().init(self._key(), n_features)
+
+    def _stream(self, X, y_pm):
+        from optrank.online import run
+
+        with _precision(self.dtype):
+            if sp.issparse(X):
+                rows = _padded_rows(X, np.dtype(self.dtype))
+                self.state_, _ = run(self._learner(), self.state_, rows, y_pm,
+                                     n_features=X.shape[1])
+            else:
+                self.state_, _ = run(self._learner(), self.state_, np.asarray(X, self.dtype), y_pm)
+        return self
+
+    def _labels(self, y):
+        y = np.asarray(y)
+        if self.pos_label is not None:  # a batch may hold one class only
+            return np.where(y == self.pos_label, 1.0, -1.0).astype(np.float32)
+        return binary_labels(y).astype(np.float32)
+
+    def fit(self, X, y):
+        """Train on the stream ``(X, y)`` in row order, from a fresh state.
+
+        Returns
+        -------
+        self
+        """
+        X, y_pm = validate_ranking_data(self, X, y)
+        self._start(X.shape[1])
+        return self._stream(X, y_pm.astype(np.float32))
+
+    def partial_fit(self, X, y, classes=None):
+        """Continue the stream with ``(X, y)`` (starts one if not fitted yet).
+
+        ``y`` may hold a single class; labels follow :func:`optrank._validation.binary_labels`.
+        """
+        first = not hasattr(self, "state_")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=first)
+        if first:
+            self.classes_ = np.unique(y if classes is None else classes)
+            self._start(X.shape[1])
+        return self._stream(X, self._labels(y))
+
+    def learn_one(self, x, y):
+        """Feed one instance: a 1-D array, or a dict ``{feature index or name: value}``."""
+        if isinstance(x, dict):
+            x = self._dict_row(x)
+        row = np.asarray(x, dtype=np.float64).reshape(1, -1)
+        return self.partial_fit(row, np.asarray([y]))
+
+    def _dict_row(self, x: dict) -> np.ndarray:
+        names = getattr(self, "feature_names_in_", None)
+        if hasattr(self, "n_features_in_"):
+            d = self.n_features_in_
+        else:
+            d = max(int(k) for k in x) + 1
+        row = np.zeros(d)
+        for k, v in x.items():
+            j = int(np.flatnonzero(names == k)[0]) if names is not None else int(k)
+            row[j] = v
+        return row
+
+    # ---- prediction ----------------------------------------------------------------------
+
+    def decision_function(self, X):
+        """Ranking scores of the current state (mean weights)."""
+        X = validate_predict_data(self, X)
+        coef = self.coef_
+        if coef is not None:
+            return np.asarray(X @ coef, dtype=np.float64).ravel()
+        X = X.toarray() if sp.issparse(X) else X
+        with _precision(self.dtype):
+            return np.asarray(self._learner().score(self.state_, X.astype(self.dtype)),
+                              dtype=np.float64)
+
+    @property
+    def coef_(self):
+        """Weights of the linear ranker, or None when it scores in a feature space."""
+        check_is_fitted(self, "state_")
+        state = self.state_
+        if getattr(state, "theta", None) is not None:
+            return None
+        if hasattr(state, "mu"):
+            return np.asarray(state.mu, dtype=np.float64)
+        if hasattr(state, "w_sum"):
+            return np.asarray(state.w_sum / max(float(state.gamma_sum), 1e-30), dtype=np.float64)
+        return np.asarray(state.w, dtype=np.float64)
+
+    # ---- persistence ---------------------------------------------------------------------
+
+    def save(self, path):
+        """Write parameters and the full learner state to ``path`` (``.npz``, no pickle)."""
+        from optrank.online import state_to_arrays
+
+        check_is_fitted(self, "state_")
+        meta = {
+            "estimator": type(self).__name__,
+            "params": self.get_params(),
+            "n_features_in": int(self.n_features_in_),
+            "classes": np.asarray(self.classes_).tolist(),
+        }
+        return save_npz(path, state_to_arrays(self.state_), meta)
+
+    @classmethod
+    def load(cls, path):
+        """Rebuild an estimator saved by :meth:`save`; its stream resumes where it stopped."""
+        from optrank.online import state_from_arrays
+
+        arrays, meta = load_npz(path)
+        if meta.get("estimator") != cls.__name__:
+            raise ValueError(f"{path} holds a {meta.get('estimator')}, not a {cls.__name__}")
+        est = cls(**meta["params"])
+        est.n_features_in_ = meta["n_features_in"]
+        est.classes_ = np.asarray(meta["classes"])
+        est._start(est.n_features_in_)
+        with _precision(est.dtype):
+            est.state_ = state_from_arrays(est.state_, arrays)
+        return est
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+
+class CBR(_OnlineRanker):
+    """Confidence-weighted bipartite ranking (CBR / CBR-diag), online.
+
+    Parameters
+    ----------
+    C : float
+        Penalty; the effective ``C_t = C max(1, N_opp / buffer_size)``.
+    eta : float in (0.5, 1)
+        Confidence; ``phi = Phi^{-1}(eta)``.
+    buffer_size : int
+        Slots of each class buffer.
+    policy : {"fifo", "reservoir"}
+    diagonal : bool
+        CBR-diag (diagonal covariance) instead of the full covariance.
+    random_state : int or None
+        Seeds the reservoir-sampling key.
+    dtype : {"float32", "float64"}
+    pos_label : label, optional
+        Positive class when labels are not {-1, +1}, {0, 1} or booleans.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank import CBR
+    >>> X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 5)
+    >>> y = np.array([1, -1, 1, -1] * 5)
+    >>> CBR(C=1.0, buffer_size=4, random_state=0).fit(X, y).score(X, y)
+    1.0
+    """
+
+    def __init__(self, C=1.0, eta=0.7, buffer_size=50, policy="fifo", diagonal=False,
+                 random_state=None, dtype="float32", pos_label=None):
+        self.C = C
+        self.eta = eta
+        self.buffer_size = buffer_size
+        self.policy = policy
+        self.diagonal = diagonal
+        self.random_state = random_state
+        self.dtype = dtype
+        self.pos_label = pos_label
+
+    def _learner(self):
+        from optrank.online import cbr
+
+        return cbr(float(self.C), float(self.eta), buffer_size=int(self.buffer_size),
+                   policy=self.policy, diagonal=bool(self.diagonal), dtype=self.dtype)
+
+
+class FourierCBR(_OnlineRanker):
+    """CBR on random Fourier features of the Gaussian kernel ``exp(-gamma ||x - x'||^2)`` (FCBR).
+
+    ``C_t = C`` (dissertation Algorithm 8). A kernel width ``sigma`` is
+    ``gamma = 1 / (2 sigma^2)``. Other parameters as :class:`CBR`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank import FourierCBR
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> y = np.where((X**2).sum(1) < 1.0, 1, -1)  # not linearly separable
+    >>> m = FourierCBR(C=1.0, gamma=0.5, n_components=50, buffer_size=20, random_state=0)
+    >>> m.fit(X, y).score(X, y) > 0.9
+    True
+    """
+
+    def __init__(self, C=1.0, eta=0.7, gamma=1.0, n_components=150, buffer_size=50,
+                 policy="fifo", diagonal=False, random_state=None, dtype="float32",
+                 pos_label=None):
+        self.C = C
+        self.eta = eta
+        self.gamma = gamma
+        self.n_components = n_components
+        self.buffer_size = buffer_size
+        self.policy = policy
+        self.diagonal = diagonal
+        self.random_state = random_state
+        self.dtype = dtype
+        self.pos_label = pos_label
+
+    def _learner(self):
+        from optrank.online import fourier_cbr
+
+        return fourier_cbr(float(self.C), float(self.eta), float(self.gamma),
+                           n_components=int(self.n_components), buffer_size=int(self.buffer_size),
+                           policy=self.policy, diagonal=bool(self.diagonal), dtype=self.dtype)
+
+
+class OAM(_OnlineRanker):
+    """Online AUC maximisation (Zhao et al. 2011); FOAM when ``n_components`` is set.
+
+    Parameters
+    ----------
+    C : float
+    variant : {"seq", "gra"}
+        Sequential passive-aggressive steps or one gradient step per instance.
+    buffer_size : int
+    policy : {"reservoir", "fifo"}
+    n_components : int or None
+        Number of random Fourier frequencies (FOAM), or None for linear OAM.
+    gamma : float
+        Gaussian-kernel parameter for FOAM.
+    random_state, dtype, pos_label : as :class:`CBR`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank import OAM
+    >>> X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 5)
+    >>> y = np.array([1, -1, 1, -1] * 5)
+    >>> OAM(C=1.0, buffer_size=4, random_state=0).fit(X, y).score(X, y)
+    1.0
+    """
+
+    def __init__(self, C=1.0, variant="seq", buffer_size=50, policy="reservoir",
+                 n_components=None, gamma=1.0, random_state=None, dtype="float32",
+                 pos_label=None):
+        self.C = C
+        self.variant = variant
+        self.buffer_size = buffer_size
+        self.policy = policy
+        self.n_components = n_components
+        self.gamma = gamma
+        self.random_state = random_state
+        self.dtype = dtype
+        self.pos_label = pos_label
+
+    def _learner(self):
+        from optrank.online import foam, oam
+
+        kw = dict(variant=self.variant, buffer_size=int(self.buffer_size), policy=self.policy,
+                  dtype=self.dtype)
+        if self.n_components is None:
+            return oam(float(self.C), **kw)
+        return foam(float(self.C), float(self.gamma), n_components=int(self.n_components), **kw)
+
+
+class OPAUC(_OnlineRanker):
+    """One-pass AUC optimisation (Gao et al. 2013); OPAUCr when ``rank`` is set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank import OPAUC
+    >>> X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 5)
+    >>> y = np.array([1, -1, 1, -1] * 5)
+    >>> OPAUC(learning_rate=0.1, random_state=0).fit(X, y).score(X, y)
+    1.0
+    """
+
+    def __init__(self, learning_rate=0.1, lam=1e-4, rank=None, random_state=None,
+                 dtype="float32", pos_label=None):
+        self.learning_rate = learning_rate
+        self.lam = lam
+        self.rank = rank
+        self.random_state = random_state
+        self.dtype = dtype
+        self.pos_label = pos_label
+
+    def _learner(self):
+        from optrank.online import opauc
+
+        rank = None if self.rank is None else int(self.rank)
+        return opauc(float(self.learning_rate), float(self.lam), rank=rank, dtype=self.dtype)
+
+
+class AdaOAM(_OnlineRanker):
+    """Adaptive-gradient online AUC maximisation (Ding et al. 2015).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank import AdaOAM
+    >>> X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 5)
+    >>> y = np.array([1, -1, 1, -1] * 5)
+    >>> AdaOAM(learning_rate=0.1, random_state=0).fit(X, y).score(X, y)
+    1.0
+    """
+
+    def __init__(self, learning_rate=0.1, lam=1e-4, delta=0.5, random_state=None,
+                 dtype="float32", pos_label=None):
+        self.learning_rate = learning_rate
+        self.lam = lam
+        self.delta = delta
+        self.random_state = random_state
+        self.dtype = dtype
+        self.pos_label = pos_label
+
+    def _learner(self):
+        from optrank.online import adaoam
+
+        return adaoam(float(self.learning_rate), float(self.lam), float(self.delta),
+                      dtype=self.dtype)
+
+
+class SOLAM(_OnlineRanker):
+    """Stochastic online AUC maximisation (Ying et al. 2016); scores with the averaged weights.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank import SOLAM
+    >>> X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 5)
+    >>> y = np.array([1, -1, 1, -1] * 5)
+    >>> SOLAM(learning_rate=0.5, random_state=0).fit(X, y).score(X, y)
+    1.0
+    """
+
+    def __init__(self, learning_rate=1.0, R=10.0, random_state=None, dtype="float32",
+                 pos_label=None):
+        self.learning_rate = learning_rate
+        self.R = R
+        self.random_state = random_state
+        self.dtype = dtype
+        self.pos_label = pos_label
+
+    def _learner(self):
+        from optrank.online import solam
+
+        return solam(float(self.learning_rate), float(self.R), dtype=self.dtype)
+
+
+class UniExp(_OnlineRanker):
+    """Online Uni-Exp: class-weighted univariate exponential loss (Kotlowski et al. 2011).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank import UniExp
+    >>> X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 5)
+    >>> y = np.array([1, -1, 1, -1] * 5)
+    >>> UniExp(learning_rate=0.1, random_state=0).fit(X, y).score(X, y)
+    1.0
+    """
+
+    def __init__(self, learning_rate=0.1, random_state=None, dtype="float32", pos_label=None):
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+        self.dtype = dtype
+        self.pos_label = pos_label
+
+    def _learner(self):
+        from optrank.online import uniexp
+
+        return uniexp(float(self.learning_rate), dtype=self.dtype)
