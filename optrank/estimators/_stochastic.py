@@ -69,7 +69,7 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
 
     _kind = "asam"
 
-    def __init__(self, lam=1e-4, epochs=10, t0=1000.0, r_skip=16, a_skip=8,
+    def __init__(self, lam=1e-2, epochs=5, t0=1000.0, r_skip=16, a_skip=8,
                  dtype="float32", random_state=None, pos_label=None):
         self.lam = lam
         self.epochs = epochs
@@ -190,9 +190,11 @@ class ASAM(_StochasticAUC):
 
     Parameters
     ----------
-    lam : float, default=1e-4
+    lam : float, default=1e-2
         Regularisation; the paper's grid is ``10^-10 .. 10^-7`` (low-dimensional sets).
-    epochs : int, default=10
+        The defaults (lam, epochs, t0, r_skip, a_skip) come from the study recorded in
+        docs/stochastic.md.
+    epochs : int, default=5
         Epochs of ``n`` iterations run by ``fit``.
     t0 : float, default=1000.0
         Learning-rate offset.
@@ -266,7 +268,7 @@ class PSAM(_StochasticAUC):
 class _KernelStochasticAUC(_StochasticAUC):
     """A stochastic learner on a feature map ``features`` (a sklearn transformer)."""
 
-    def __init__(self, lam=1e-4, epochs=10, t0=1000.0, r_skip=16, a_skip=8,
+    def __init__(self, lam=1e-2, epochs=5, t0=1000.0, r_skip=16, a_skip=8,
                  dtype="float32", random_state=None, pos_label=None, features=None,
                  n_components=1600):
         super().__init__(lam=lam, epochs=epochs, t0=t0, r_skip=r_skip, a_skip=a_skip,
