@@ -221,3 +221,15 @@ def test_sparse_rows_equal_dense_rows():
     s_dense, _ = run(lrn, lrn.init(KEY, d), dense, Y)
     s_sparse, _ = run(lrn, lrn.init(KEY, d), (jnp.asarray(idx), jnp.asarray(val)), Y, n_features=d)
     np.testing.assert_allclose(s_sparse.mu, s_dense.mu, rtol=1e-12)
+
+
+def test_zero_labels_are_padding():
+    X, Y = toy()
+    lrn = cbr(C=0.5, buffer_size=8, policy="reservoir", dtype=jnp.float64)
+    ref, _ = run(lrn, lrn.init(KEY, 4), X[:150], Y[:150])
+    Yp = Y.copy()
+    Yp[150:] = 0.0
+    padded, info = run(lrn, lrn.init(KEY, 4), X, Yp, skip_zero_labels=True)
+    np.testing.assert_allclose(padded.mu, ref.mu, rtol=1e-12)  # other fusion: not bitwise
+    np.testing.assert_array_equal(padded.buffers.data, ref.buffers.data)
+    assert int(padded.step) == 150 and float(np.abs(info.loss[150:]).sum()) == 0.0

@@ -52,22 +52,28 @@ def _n_features(X) -> int | None:
     return None if isinstance(X, tuple) else X.shape[-1]
 
 
-def _scan(update, state, X, Y, n_features):
+def _scan(update, state, X, Y, n_features, skip_zero):
     dtype = state_dtype(state)
 
     def step(s, xy):
         x, y = xy
-        return update(s, densify(x, n_features, dtype), y)
+        x = densify(x, n_features, dtype)
+        if not skip_zero:
+            return update(s, x, y)
+        info_shape = jax.eval_shape(update, s, x, y)[1]
+        idle = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), info_shape)
+        return jax.lax.cond(y != 0, update, lambda s, x, y: (s, idle), s, x, y)
 
     return jax.lax.scan(step, state, (X, Y))
 
 
-@partial(jax.jit, static_argnums=(0, 4))
-def _run_jit(update, state, X, Y, n_features):
-    return _scan(update, state, X, Y, n_features)
+@partial(jax.jit, static_argnums=(0, 4, 5))
+def _run_jit(update, state, X, Y, n_features, skip_zero):
+    return _scan(update, state, X, Y, n_features, skip_zero)
 
 
-def run(learner: Learner, state, X, Y, n_features: int | None = None):
+def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
+        skip_zero_labels: bool = False):
     """Feed the stream ``(X, Y)`` through ``learner.update`` in one jitted ``lax.scan``.
 
     Parameters
@@ -80,6 +86,9 @@ def run(learner: Learner, state, X, Y, n_features: int | None = None):
     Y : (n,) array of -1/+1 labels.
     n_features : int, optional
         Needed only for sparse ``X``.
+    skip_zero_labels : bool
+        Treat rows labelled 0 as padding that leaves the state untouched, so streams of
+        different lengths can be padded to one shape and share one compilation.
 
     Returns
     -------
@@ -97,20 +106,20 @@ def run(learner: Learner, state, X, Y, n_features: int | None = None):
     True
     """
     d = n_features if n_features is not None else _n_features(X)
-    return _run_jit(learner.update, state, X, jnp.asarray(Y), d)
+    return _run_jit(learner.update, state, X, jnp.asarray(Y), d, bool(skip_zero_labels))
 
 
-@partial(jax.jit, static_argnums=(0, 1, 6))
-def _run_grid_jit(factory, static, grid, key, X, Y, n_features):
+@partial(jax.jit, static_argnums=(0, 1, 6, 7))
+def _run_grid_jit(factory, static, grid, key, X, Y, n_features, skip_zero):
     def one(hp):
         lrn = factory(**hp, **dict(static))
-        return _scan(lrn.update, lrn.init(key, n_features), X, Y, n_features)
+        return _scan(lrn.update, lrn.init(key, n_features), X, Y, n_features, skip_zero)
 
     return jax.vmap(one)(grid)
 
 
 def run_grid(factory: Callable[..., Learner], grid: dict, X, Y, *, key=None,
-             n_features: int | None = None, **static):
+             n_features: int | None = None, skip_zero_labels: bool = False, **static):
     """Train one learner per hyperparameter setting in a single vmapped, jitted pass.
 
     Parameters
@@ -123,6 +132,7 @@ def run_grid(factory: Callable[..., Learner], grid: dict, X, Y, *, key=None,
     X, Y : the stream, as for :func:`run`.
     key : jax PRNG key, optional
         Shared by every member of the grid (default ``PRNGKey(0)``).
+    n_features, skip_zero_labels : as for :func:`run`.
     **static
         Structural factory arguments (``buffer_size``, ``policy``, ``dtype`` ...).
 
@@ -145,7 +155,8 @@ def run_grid(factory: Callable[..., Learner], grid: dict, X, Y, *, key=None,
     key = jax.random.PRNGKey(0) if key is None else key
     grid = {k: jnp.asarray(v) for k, v in grid.items()}
     static_items = tuple(sorted(static.items(), key=lambda kv: kv[0]))
-    return _run_grid_jit(factory, static_items, grid, key, X, jnp.asarray(Y), d)
+    return _run_grid_jit(factory, static_items, grid, key, X, jnp.asarray(Y), d,
+                         bool(skip_zero_labels))
 
 
 def state_dtype(state):
