@@ -83,8 +83,8 @@ def from_batch(res: BatchResult, X: np.ndarray, y: np.ndarray, budget: int | Non
 
 def model_predict(model: OnlineModel, pool: KernelPool, X: np.ndarray) -> np.ndarray:
     """Posterior-mean scores of the rows of ``X``."""
-    K = pool.matrices(model.X, X)
-    return np.einsum("m,b,mbl->l", model.be_mean[1:], model.a_mean, K) + model.be_mean[0]
+    K = np.tensordot(model.be_mean[1:], pool.matrices(model.X, X), axes=1)
+    return model.a_mean @ K + model.be_mean[0]
 
 
 def _drop_candidate(model: OnlineModel, y: float, budget: int | None) -> int | None:
@@ -152,7 +152,7 @@ def _run_inference(model, prob, prior_prec, prior_mean, hyper):
 
 def _init_state(model: OnlineModel, prob: Problem, a_mean: np.ndarray, hyper: OnlineHyper) -> State:
     P, nb, nl = prob.K.shape
-    G = predicted_mean(prob.K, a_mean)
+    G = predicted_mean(prob, a_mean)
     state = State(
         a=GaussianFactor(a_mean, np.zeros((nb, nb)), 0.0),
         be=GaussianFactor(model.be_mean, np.zeros((P + 1, P + 1)), 0.0),

@@ -29,6 +29,6 @@ def posterior_scores(
     basis, a = basis[keep], a[keep]
     out = np.empty(X.shape[0])
     for start in range(0, X.shape[0], chunk):
-        K = pool.matrices(basis, X[start : start + chunk])
-        out[start : start + chunk] = np.einsum("m,b,mbl->l", e, a, K) + b
+        K = np.tensordot(e, pool.matrices(basis, X[start : start + chunk]), axes=1)
+        out[start : start + chunk] = a @ K + b
     return out

@@ -29,7 +29,11 @@ class Problem:
     C: float = 1.0
 
     def __post_init__(self):
-        self.KK = np.einsum("mbl,mcl->bc", self.K, self.K)
+        P, nb, nl = self.K.shape
+        # basis-major copy: Kflat[b, m * n_loss + l] = K[m, b, l]; every product is BLAS
+        self.Kflat = np.ascontiguousarray(self.K.transpose(1, 0, 2)).reshape(nb, P * nl)
+        self.K = self.Kflat.reshape(nb, P, nl).transpose(1, 0, 2)  # view, no second copy
+        self.KK = self.Kflat @ self.Kflat.T
 
     @property
     def n_loss(self) -> int:
@@ -74,16 +78,17 @@ def _diag(cov: np.ndarray) -> np.ndarray:
     return np.diag(cov) if cov.ndim == 2 else cov
 
 
-def predicted_mean(K: np.ndarray, a: np.ndarray) -> np.ndarray:
+def predicted_mean(prob: Problem, a: np.ndarray) -> np.ndarray:
     """``A[m, l] = sum_b a_b K[m, b, l]``: the means of ``G`` given ``a``."""
-    return np.einsum("mbl,b->ml", K, a)
+    P, _, nl = prob.K.shape
+    return (a @ prob.Kflat).reshape(P, nl)
 
 
 def update_a(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: np.ndarray, full: bool):
     """``q(a) = N(Sigma (upsilon sum_m K_m <g_m> + prior_rhs), Sigma)``."""
     ups = s.upsilon.mean
     prec = ups * prob.KK + prior_prec
-    rhs = ups * np.einsum("mbl,ml->b", prob.K, s.G.mean) + prior_rhs
+    rhs = ups * (prob.Kflat @ s.G.mean.ravel()) + prior_rhs
     s.a = gaussian_from_precision(prec, rhs, full=full)
     s.a_prec = prec
     cov_prior = s.a.cov * prior_prec if full else s.a.cov * np.diag(prior_prec)
@@ -97,7 +102,7 @@ def update_G(s: State, prob: Problem) -> None:
     P = len(s.e_mean)
     prec = c * s.ee + ups * np.eye(P)
     be = s.be.mean[0] * s.e_mean + s.be.cov[1:, 0]
-    rhs = c * (np.outer(s.e_mean, s.f_mean) - be[:, None]) + ups * predicted_mean(prob.K, s.a.mean)
+    rhs = c * (np.outer(s.e_mean, s.f_mean) - be[:, None]) + ups * predicted_mean(prob, s.a.mean)
     s.G = gaussian_from_precision(prec, rhs, full=True)
 
 
@@ -149,7 +154,7 @@ def update_f(s: State, prob: Problem) -> None:
 
 def residual_G(s: State, prob: Problem) -> float:
     """``sum_{m,i} <(g_mi - a^T k_mi)^2>``."""
-    diff = s.G.mean - predicted_mean(prob.K, s.a.mean)
+    diff = s.G.mean - predicted_mean(prob, s.a.mean)
     return float(np.sum(diff**2) + prob.n_loss * np.trace(s.G.cov) + s.trace_a_kk)
 
 
