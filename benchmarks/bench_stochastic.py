@@ -1,0 +1,215 @@
+"""Speed of the stochastic AUC learners: seconds per epoch against peers in the same run.
+
+Cases (fixed seed 0): covtype.binary (80% stratified split = 464,809 rows, 54 dense
+features, standardised), ijcnn1 (training file, 49,990 x 22, standardised) and a9a
+(training file, 32,561 x 123 binary features as padded sparse rows). For each case:
+
+* ``optrank`` ASAM and PSAM (float32, ``jax.lax.scan`` under jit): median of 3 epochs
+  after one warm-up epoch; the compile time of the warm-up is reported apart.
+* ``numpy loop``: the same algorithm as a plain Python loop over numpy rows (float64,
+  dense rows), timed on a prefix of ``NUMPY_PREFIX`` iterations and extrapolated
+  linearly to one epoch (``n`` iterations).
+* ``LibAUC PESG``: LibAUC's PESG optimizer with its AUC-M loss on a linear model
+  (``torch.nn.Linear(d, 1)`` + sigmoid), one pass over the ``n`` rows in mini-batches
+  of ``PESG_BATCH`` (LibAUC's usual batch size), torch CPU with all threads.
+  Optional: absent torch/libauc, the column reads "n/a" with the reason.
+* the paper's C++ times per epoch where stated (Table 7.3, covtype: ASAM 4.18 s,
+  PSAM 5.34 s; the paper reports total training time for its number of epochs).
+
+Parsed arrays are cached as .npy files under ``/tmp/optrank_bench_stochastic``.
+Run: ``OPTRANK_DATA=/path/to/shared/data python benchmarks/bench_stochastic.py``
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+CACHE = Path(os.environ.get("OPTRANK_BENCH_CACHE", "/tmp/optrank_bench_stochastic"))
+NUMPY_PREFIX = 20_000
+PESG_BATCH = 128
+LAM = 1e-4
+PAPER_CPP = {("covtype", "ASAM"): 4.183, ("covtype", "PSAM"): 5.344}
+CASES = {
+    "covtype": {"name": "covtype.binary", "split": "80%", "sparse": False},
+    "ijcnn1": {"name": "ijcnn1", "split": "train", "sparse": False},
+    "a9a": {"name": "a9a", "split": "train", "sparse": True},
+}
+
+
+# -- data ---------------------------------------------------------------------------------
+def _cached(case: str):
+    CACHE.mkdir(parents=True, exist_ok=True)
+    files = {k: CACHE / f"{case}_{k}.npy" for k in ("X", "y", "idx", "val")}
+    spec = CASES[case]
+    if spec["sparse"] and files["idx"].exists():
+        return (np.load(files["idx"]), np.load(files["val"])), np.load(files["y"]), spec
+    if not spec["sparse"] and files["X"].exists():
+        return np.load(files["X"]), np.load(files["y"]), spec
+    X, y = _prepare(spec)
+    np.save(files["y"], y)
+    if spec["sparse"]:
+        from optrank.stochastic import to_padded
+
+        idx, val = to_padded(X)
+        np.save(files["idx"], idx)
+        np.save(files["val"], val)
+        return (idx, val), y, spec
+    np.save(files["X"], X)
+    return X, y, spec
+
+
+def _prepare(spec):
+    from optrank.data import Standardizer, load, stratified_split
+
+    X, y = load(spec["name"])
+    if spec["split"] == "80%":
+        train, _ = stratified_split(y, 0.2, random_state=0)
+        X, y = X[train], y[train]
+    if not sp.issparse(X):
+        X = Standardizer().fit(X).transform(X).astype(np.float32)
+    else:
+        X = sp.csr_matrix(X, dtype=np.float32)
+    return X, y.astype(np.int8)
+
+
+def _dense(X, n_features):
+    if isinstance(X, tuple):
+        idx, val = X
+        out = np.zeros((idx.shape[0], n_features + 1))
+        np.put_along_axis(out, idx.astype(np.int64), val, axis=1)
+        return out[:, :n_features]
+    return X
+
+
+# -- optrank ------------------------------------------------------------------------------
+def bench_optrank(kind, X, y, d):
+    import jax
+    import jax.numpy as jnp
+
+    from optrank.stochastic import asam, psam, run
+
+    learner = (asam if kind == "ASAM" else psam)(LAM)
+    pos, neg = y == 1, y == -1
+    if isinstance(X, tuple):
+        Xp = tuple(jnp.asarray(a[pos]) for a in X)
+        Xn = tuple(jnp.asarray(a[neg]) for a in X)
+    else:
+        Xp, Xn = jnp.asarray(X[pos]), jnp.asarray(X[neg])
+    n = len(y)
+    state = learner.init(jax.random.key(0), d, jnp.float32)
+    tic = time.perf_counter()
+    state, _ = run(learner, state, Xp, Xn, n)
+    jax.block_until_ready(state.w)
+    warm = time.perf_counter() - tic
+    times = []
+    for _ in range(3):
+        tic = time.perf_counter()
+        state, _ = run(learner, state, Xp, Xn, n)
+        jax.block_until_ready(state.w)
+        times.append(time.perf_counter() - tic)
+    return statistics.median(times), warm
+
+
+# -- numpy loop -----------------------------------------------------------------------------
+def numpy_epoch_prefix(kind, Xp, Xn, n_iter, t0=1000.0, r_skip=16, a_skip=8, seed=0):
+    """Algorithm 10/11 as a plain loop; returns seconds for ``n_iter`` iterations."""
+    rng = np.random.default_rng(seed)
+    ip = rng.integers(0, len(Xp), n_iter)
+    ineg = rng.integers(0, len(Xn), n_iter)
+    w = np.zeros(Xp.shape[1])
+    w_avg = np.zeros_like(w)
+    q = 0
+    tic = time.perf_counter()
+    for t in range(1, n_iter + 1):
+        x = Xp[ip[t - 1]] - Xn[ineg[t - 1]]
+        m = w @ x
+        if kind == "PSAM":
+            step = 1.0 / (LAM * (t + t0))
+            nrm = x @ x
+            if nrm > 0:
+                w += step * min(max((1.0 - m) / (step * nrm), 0.0), 1.0) * x
+        elif m < 1.0:
+            w += x / (LAM * (t + t0))
+        if t % r_skip == 0:
+            w *= max(0.0, 1.0 - r_skip / (t + t0))
+        if t % a_skip == 0:
+            q += 1
+            w_avg += (w - w_avg) / q
+    return time.perf_counter() - tic
+
+
+# -- LibAUC PESG ------------------------------------------------------------------------------
+def bench_pesg(X, y):
+    try:
+        import torch
+        from libauc.losses import AUCMLoss
+        from libauc.optimizers import PESG
+    except Exception as exc:  # optional peer
+        return None, f"{type(exc).__name__}: {exc}"
+    torch.manual_seed(0)
+    Xt = torch.as_tensor(np.asarray(X, dtype=np.float32))
+    yt = torch.as_tensor((y == 1).astype(np.float32)).reshape(-1, 1)
+    model = torch.nn.Linear(Xt.shape[1], 1)
+    loss_fn = AUCMLoss(margin=1.0)
+    opt = PESG(model.parameters(), loss_fn=loss_fn, lr=0.1, verbose=False)
+    perm = torch.randperm(len(yt))
+
+    def epoch():
+        for start in range(0, len(yt), PESG_BATCH):
+            b = perm[start:start + PESG_BATCH]
+            pred = torch.sigmoid(model(Xt[b]))
+            loss = loss_fn(pred, yt[b])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+    epoch()  # warm-up
+    times = []
+    for _ in range(2):
+        tic = time.perf_counter()
+        epoch()
+        times.append(time.perf_counter() - tic)
+    return statistics.median(times), ""
+
+
+def main():
+    import jax
+
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}, lambda={LAM}, "
+          f"numpy prefix {NUMPY_PREFIX} iterations, PESG batch {PESG_BATCH}")
+    header = (f"{'dataset':8s} {'n':>7s} {'d':>4s} {'algo':5s} {'optrank s/ep':>12s} "
+              f"{'compile s':>9s} {'numpy s/ep':>10s} {'x numpy':>8s} {'PESG s/ep':>9s} "
+              f"{'x PESG':>7s} {'paper C++':>9s}")
+    print(header)
+    print("-" * len(header))
+    notes = []
+    for case in CASES:
+        X, y, _spec = _cached(case)
+        d = 123 if case == "a9a" else X.shape[1]
+        n = len(y)
+        Xdense = _dense(X, d).astype(np.float64)
+        pesg, why = bench_pesg(Xdense, y)
+        if why:
+            notes.append(f"PESG unavailable: {why}")
+        for kind in ("ASAM", "PSAM"):
+            ours, warm = bench_optrank(kind, X, y, d)
+            prefix = min(NUMPY_PREFIX, n)
+            loop = numpy_epoch_prefix(kind, Xdense[y == 1], Xdense[y == -1], prefix) * n / prefix
+            paper = PAPER_CPP.get((case, kind))
+            pesg_s = f"{pesg:9.3f}" if pesg else f"{'n/a':>9s}"
+            pesg_x = f"{pesg / ours:7.1f}" if pesg else f"{'n/a':>7s}"
+            paper_s = f"{paper:9.2f}" if paper else f"{'-':>9s}"
+            print(f"{case:8s} {n:7d} {d:4d} {kind:5s} {ours:12.3f} {warm - ours:9.2f} "
+                  f"{loop:10.2f} {loop / ours:8.1f} {pesg_s} {pesg_x} {paper_s}", flush=True)
+    for note in sorted(set(notes)):
+        print(note)
+
+
+if __name__ == "__main__":
+    main()
