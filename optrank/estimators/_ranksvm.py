@@ -1,4 +1,8 @@
-"""RankSVM: the pair-wise large-margin ranker, declared as an LP/QP and solved by name."""
+"""RankSVM: the pair-wise large-margin ranker, declared as an LP/QP and solved by name.
+
+Covers Ranking SVM (``penalty="l2"``, a QP), L1 Ranking (``"l1"``) and L-infinity
+Ranking (``"linf"`` box or ``"linf_penalty"``), with hinge or squared hinge loss.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from optrank._persist import load_npz, save_npz
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.models._ranksvm import coef_from_solution, pair_costs, ranksvm_program
 from optrank.pairs import PairSet
+from optrank.solvers._inspect import support_pairs
 from optrank.solvers._registry import solve
 from optrank.solvers._solution import Solution, SolverError
 
@@ -27,8 +32,11 @@ class RankSVM(RankerMixin, BaseEstimator):
         Cost of a pair error.
     loss : {"hinge", "squared_hinge"}
     solver : str, dict, path or list
-        Backend name ("highs"), profile ("highs-ipm" or a TOML path), dict or a list
-        of fallbacks; see :func:`optrank.solvers.solve`.
+        ``"auto"`` (default: HiGHS for the LPs, Clarabel through cvxpy for the QPs
+        ``penalty="l2"`` or ``loss="squared_hinge"``, as measured in
+        ``docs/modelling.md``), a backend name (``"highs"``, ``"cvxpy:CLARABEL"``,
+        ``"cvxpy:HIGHS"``, ``"pyomo"``), a profile (``"highs-ipm"`` or a TOML path),
+        a dict or a list of fallbacks; see :func:`optrank.solvers.solve`.
     form : {"auto", "primal", "dual"}
         Hand the solver the primal LP or its dual; "auto" applies the size rule.
     reduction : {"sum", "mean"}
@@ -47,7 +55,12 @@ class RankSVM(RankerMixin, BaseEstimator):
     duals_ : (n_pairs,) pair-row duals aligned with ``pairs_``, in ``[0, C_pn]`` (hinge).
     margins_ : (n_pairs,) training margins ``w.(x_p - x_n)`` aligned with ``pairs_``;
         the slack of a pair is ``max(0, 1 - margin)``.
+    support_ : indices (into ``pairs_``) of the pairs with a nonzero dual: the pairs
+        that hold the solution up.
     solution_ : the :class:`optrank.solvers.Solution`.
+
+    The fitted attributes have the same names, shapes and sign convention whatever
+    backend solved the model.
 
     Examples
     --------
@@ -65,7 +78,7 @@ class RankSVM(RankerMixin, BaseEstimator):
         penalty: str = "l1",
         C: float = 1.0,
         loss: str = "hinge",
-        solver="highs",
+        solver="auto",
         form: str = "auto",
         reduction: str = "sum",
         box: float = 1.0,
@@ -84,6 +97,9 @@ class RankSVM(RankerMixin, BaseEstimator):
 
     def fit(self, X, y, pair_weight=None):
         """Build the ranking program over all pairs of (X, y) and solve it."""
+        if self.penalty == "smooth":
+            raise ValueError("penalty='smooth' needs the previous weights; use "
+                             "optrank.models.smooth_ranksvm_program (smooth Ranking-CG)")
         X, y = validate_ranking_data(self, X, y)
         pairs = PairSet.all_pairs(y)
         costs = pair_costs(len(pairs), float(self.C), pair_weight, self.reduction)
@@ -101,6 +117,12 @@ class RankSVM(RankerMixin, BaseEstimator):
         self.solution_ = solution
         self.coef_ = coef_from_solution(solution)
         self.duals_ = np.asarray(solution.dual["pairs"])
+        self.support_ = support_pairs(self.duals_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def decision_function(self, X) -> np.ndarray:
         """Ranking scores ``X @ coef_`` (higher = more likely positive)."""

@@ -147,7 +147,9 @@ def _row_duals(p: Program):
     lower_side = np.flatnonzero(lo_f)  # includes equalities and ranged rows
     upper_side = np.flatnonzero(up_f & ~eq)  # the upper side of ranged and <= rows
     row_cols = np.concatenate([lower_side, upper_side])
-    y_lo = np.concatenate([np.where(eq[lower_side], -np.inf, 0.0), np.full(upper_side.size, -np.inf)])
+    y_lo = np.concatenate(
+        [np.where(eq[lower_side], -np.inf, 0.0), np.full(upper_side.size, -np.inf)]
+    )
     y_hi = np.concatenate([np.full(lower_side.size, np.inf), np.zeros(upper_side.size)])
     b = np.concatenate([p.row_lower[lower_side], p.row_upper[upper_side]])
     del ranged

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-class Status(str, enum.Enum):
+class Status(str, enum.Enum):  # noqa: UP042 (str() of members kept as before)
     """Solver outcome, shared by all backends."""
 
     OPTIMAL = "optimal"
