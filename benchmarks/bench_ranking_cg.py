@@ -1,0 +1,180 @@
+"""Benchmark of (Smooth) Ranking-CG Prototype: master vs pricing time, warm vs rebuild.
+
+Cases (fixed seeds):
+
+* ``master``: a synthetic set with ``n_pos x n_neg`` pair rows (default 100 x 1000 =
+  100k). Smooth Ranking-CG runs ``--iterations`` column-generation iterations with
+  the persistent HiGHS master in its dual form and in its primal form; the same
+  sequence of prototype columns is then re-solved by rebuilding the master LP each
+  iteration through cvxpy (``--cvxpy-solver``, CLARABEL by default). Reports the
+  median time per iteration of each and the ratio rebuild / warm.
+* ``datasets``: full fits of SmoothRankingCG (C=1e-3) on KEEL sets: time per CG
+  iteration split into master and pricing, and time per dataset; medians.
+
+Run: ``.venv/bin/python benchmarks/bench_ranking_cg.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from optrank.estimators._ranking_cg import SmoothRankingCG
+from optrank.models._prototype_features import distance_scaling, euclidean_distances
+from optrank.pairs import PairSet
+from optrank.solvers._solution import SolverError
+
+DATASETS = ("ecoli1", "glass0", "haberman", "new-thyroid1", "pima", "wisconsin", "yeast-2_vs_4",
+            "vehicle1")
+
+
+def synthetic(n_pos: int, n_neg: int, d: int = 8, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_pos + n_neg, d))
+    y = np.r_[np.ones(n_pos), -np.ones(n_neg)].astype(int)
+    X[:n_pos] += 0.6 * np.sign(rng.normal(size=(n_pos, d)))
+    return X, y
+
+
+def fit_history(X, y, form: str, iterations: int, C: float, time_limit: float | None = None):
+    """Fit with a fixed number of iterations; a master over ``time_limit`` ends the fit."""
+    options = None if time_limit is None else {"time_limit": time_limit}
+    model = SmoothRankingCG(C=C, max_prototypes=iterations, random_state=0, tol=0.0, form=form,
+                            solver_options=options)
+    t0 = time.perf_counter()
+    try:
+        model.fit(X, y)
+    except SolverError:
+        model.history_.append({"master_time": float("inf"), "pricing_time": float("nan"),
+                               "objective": float("nan")})
+    return model, time.perf_counter() - t0
+
+
+def pair_columns(model, X, y) -> list[np.ndarray]:
+    pairs = PairSet.all_pairs(y)
+    dist = euclidean_distances(X, model.prototypes_)
+    mean, scale = distance_scaling(dist)
+    F = (dist - mean) / scale
+    return [F[pairs.pos, t] - F[pairs.neg, t] for t in range(F.shape[1])]
+
+
+def cvxpy_rebuild_times(columns, C: float, solver: str) -> tuple[list[float], list[float]]:
+    """Build eq. 7 in cvxpy from scratch each iteration and solve it; (times, objectives)."""
+    import cvxpy as cp
+
+    times, objectives, w_old = [], [], np.zeros(0)
+    for k in range(1, len(columns) + 1):
+        t0 = time.perf_counter()
+        D = np.column_stack(columns[:k])
+        w, xi = cp.Variable(k), cp.Variable(D.shape[0], nonneg=True)
+        objective = cp.sum(xi)
+        if k > 1:
+            objective = objective + C * cp.norm1(w[: k - 1] - w_old)
+        problem = cp.Problem(cp.Minimize(objective), [D @ w + xi >= 1])
+        problem.solve(solver=solver)
+        times.append(time.perf_counter() - t0)
+        objectives.append(problem.value)
+        w_old = np.asarray(w.value)
+    return times, objectives
+
+
+def master_case(n_pos: int, n_neg: int, iterations: int, C: float, cvxpy_solver: str,
+                primal_iterations: int, primal_limit: float) -> dict:
+    X, y = synthetic(n_pos, n_neg)
+    rows = {}
+    for form, its, limit in (("dual", iterations, None),
+                             ("primal", primal_iterations, primal_limit)):
+        model, total = fit_history(X, y, form, its, C, limit)
+        rows[form] = model
+        rows[form + "_total"] = total
+    columns = pair_columns(rows["dual"], X, y)
+    rebuild, objectives = cvxpy_rebuild_times(columns, C, cvxpy_solver)
+    ref = [h["objective"] for h in rows["dual"].history_]
+    return {
+        "n_pairs": n_pos * n_neg,
+        "warm_dual": [h["master_time"] for h in rows["dual"].history_],
+        "warm_primal": [h["master_time"] for h in rows["primal"].history_],
+        "pricing": [h["pricing_time"] for h in rows["dual"].history_[1:]],
+        "rebuild": rebuild,
+        "max_rel_objective_gap": max(abs(a - b) / max(abs(b), 1.0)
+                                     for a, b in zip(objectives, ref, strict=True)),
+    }
+
+
+def dataset_case(names, C: float, max_prototypes: int) -> list[dict]:
+    from optrank.data import load
+
+    out = []
+    for name in names:
+        X, y = load(f"keel:{name}")
+        X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+        model = SmoothRankingCG(C=C, max_prototypes=max_prototypes, random_state=0)
+        t0 = time.perf_counter()
+        model.fit(X, y)
+        out.append({
+            "dataset": name, "n": X.shape[0], "pairs": len(model.pairs_),
+            "iterations": len(model.history_), "fit_time": time.perf_counter() - t0,
+            "master": statistics.median(h["master_time"] for h in model.history_),
+            "pricing": statistics.median([h["pricing_time"] for h in model.history_[1:]] or [0]),
+        })
+    return out
+
+
+def _med(values) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def report(master: dict, datasets: list[dict], cvxpy_solver: str) -> None:
+    med_dual = _med(master["warm_dual"][1:])
+    med_primal = _med(master["warm_primal"][1:] or master["warm_primal"])
+    med_rebuild = _med(master["rebuild"][1:])
+    print(f"\n== master LP, {master['n_pairs']} pair rows, "
+          f"{len(master['warm_dual'])} CG iterations (medians over iterations 2..) ==")
+    print(f"{'variant':<34}{'s / iteration':>14}")
+    print(f"{'persistent HiGHS, dual form':<34}{med_dual:>14.3f}")
+    print(f"{'persistent HiGHS, primal form':<34}{med_primal:>14.3f}"
+          f"  ({len(master['warm_primal'])} iterations; inf = over the time limit)")
+    print(f"{'rebuild via cvxpy + ' + cvxpy_solver:<34}{med_rebuild:>14.3f}")
+    print(f"{'pricing (JAX Adam)':<34}{_med(master['pricing']):>14.3f}")
+    print(f"ratio rebuild / warm dual: {med_rebuild / med_dual:.1f}x   "
+          f"primal / dual: {med_primal / med_dual:.1f}x   "
+          f"max rel objective gap cvxpy vs HiGHS: {master['max_rel_objective_gap']:.1e}")
+    if not datasets:
+        return
+    print("\n== full fits, SmoothRankingCG(C=1e-3) ==")
+    print(f"{'dataset':<16}{'n':>6}{'pairs':>8}{'iters':>6}{'master s':>10}{'pricing s':>10}"
+          f"{'fit s':>8}")
+    for r in datasets:
+        print(f"{r['dataset']:<16}{r['n']:>6}{r['pairs']:>8}{r['iterations']:>6}"
+              f"{r['master']:>10.3f}{r['pricing']:>10.3f}{r['fit_time']:>8.2f}")
+    print(f"{'median':<36}{_med([r['master'] for r in datasets]):>10.3f}"
+          f"{_med([r['pricing'] for r in datasets]):>10.3f}"
+          f"{_med([r['fit_time'] for r in datasets]):>8.2f}")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10k pairs, 3 datasets")
+    parser.add_argument("--n-pos", type=int, default=100)
+    parser.add_argument("--n-neg", type=int, default=1000)
+    parser.add_argument("--iterations", type=int, default=8)
+    parser.add_argument("--primal-iterations", type=int, default=3,
+                        help="iterations of the (much slower) primal form")
+    parser.add_argument("--primal-time-limit", type=float, default=120.0,
+                        help="HiGHS time limit (s) of one primal-form master solve")
+    parser.add_argument("--C", type=float, default=1e-3)
+    parser.add_argument("--cvxpy-solver", default="CLARABEL")
+    parser.add_argument("--no-datasets", action="store_true")
+    args = parser.parse_args(argv)
+    n_pos, n_neg = (40, 250) if args.quick else (args.n_pos, args.n_neg)
+    master = master_case(n_pos, n_neg, args.iterations, args.C, args.cvxpy_solver,
+                         args.primal_iterations, args.primal_time_limit)
+    names = () if args.no_datasets else (DATASETS[:3] if args.quick else DATASETS)
+    report(master, dataset_case(names, args.C, 30), args.cvxpy_solver)
+
+
+if __name__ == "__main__":
+    main()
