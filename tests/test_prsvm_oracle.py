@@ -88,11 +88,23 @@ def test_hessian_matches_explicit_active_pairs():
 
 
 def test_ties_and_hand_computed_loss():
-    loss, g_pos, g_neg, _ = pairwise_loss_grad(np.array([1.0, 0.0, 2.0]), np.array([0.5, 0.0]))
+    o, y = np.array([1.0, 0.0, 2.0, 0.5, 0.0]), np.array([1, 1, 1, -1, -1])
+    loss, grad, _ = pairwise_loss_grad(o, y)
     # pair margins: 0.5, 1.0, -0.5, 0.0, 1.5, 2.0 -> losses 0.25, 0, 2.25, 1, 0, 0
     assert loss == pytest.approx(3.5, rel=1e-15)
-    np.testing.assert_allclose(g_pos, [-1.0, -5.0, 0.0])
-    np.testing.assert_allclose(g_neg, [4.0, 2.0])
+    np.testing.assert_allclose(grad, [-1.0, -5.0, 0.0, 4.0, 2.0])
+
+
+def test_exact_cross_class_ties_are_inactive_from_both_sides():
+    # o_p - o_n == 1 exactly: zero loss, and the pair is not in the generalised Hessian
+    o, y = np.array([1.0, 0.0, 3.0, 1.0]), np.array([1, -1, 1, -1])
+    loss, grad, act = pairwise_loss_grad(o, y)
+    assert loss == 1.0  # only (x_0, x_3): margin 0
+    np.testing.assert_allclose(grad, [-2.0, 0.0, 0.0, 2.0])
+    from optrank.models._prsvm_oracle import pair_laplacian_product
+
+    lap = np.array([pair_laplacian_product(act, e) for e in np.eye(4)])
+    np.testing.assert_allclose(lap, [[1, 0, 0, -1], [0, 0, 0, 0], [0, 0, 0, 0], [-1, 0, 0, 1]])
 
 
 @pytest.mark.parametrize("C", [0.01, 1.0, 30.0])
@@ -149,5 +161,5 @@ def test_exact_line_search_on_piecewise_quadratic():
         h = max(0.0, t - 0.5)
         return (t - 1) ** 2 + 4 * h * h, 2 * (t - 1) + 8 * h, 2.0 + 8.0 * (t > 0.5)
 
-    assert exact_line_search(phi, t=5.0) == pytest.approx(0.6, abs=1e-12)
-    assert exact_line_search(phi, t=0.01) == pytest.approx(0.6, abs=1e-12)
+    assert exact_line_search(phi, -2.0, t=5.0) == pytest.approx(0.6, abs=1e-12)
+    assert exact_line_search(phi, -2.0, t=0.01) == pytest.approx(0.6, abs=1e-12)

@@ -5,14 +5,15 @@ The objective (Chapelle & Keerthi 2010; dissertation eq. 3.1, section 3.3) is
     F(w) = 1/2 ||w||^2 + C * sum_{p in P, n in N} s_p s_n max(0, 1 - w.(x_p - x_n))^2
 
 with optional per-sample weights ``s`` (pair weight ``s_p * s_n``). With scores
-``o = X w``, shifted scores ``u_p = o_p - 1/2`` (positives) and ``u_n = o_n + 1/2``
-(negatives), a pair is active when ``u_n > u_p`` and then costs ``(u_n - u_p)^2``.
-Sorting the negatives' (positives') shifted scores turns every sum over the active
-partners of one sample into a suffix (prefix) cumulative sum, so loss, gradient and
-a generalised Hessian-vector product cost ``O(n log n + nnz(X))`` and no pair is
-ever materialised.
+``o = X w`` and shifted scores ``u = o - y / 2`` (``u_p = o_p - 1/2`` for positives,
+``u_n = o_n + 1/2`` for negatives), a pair is active when ``u_n > u_p`` and then costs
+``(u_n - u_p)^2``. After one joint sort of ``u`` (ties: negatives first), the active
+partners of a positive are the negatives after it and those of a negative are the
+positives before it, so every per-sample sum over partners is a prefix or suffix
+cumulative sum: loss, gradient and generalised Hessian-vector products cost
+``O(n log n + nnz(X))`` and no pair is ever materialised.
 
-Everything below works on score vectors; :class:`PRSVMOracle` adds ``X``.
+Everything below :class:`PRSVMOracle` works on score vectors; the class adds ``X``.
 """
 
 from __future__ import annotations
@@ -26,103 +27,107 @@ import scipy.sparse as sp
 class ActiveSet(NamedTuple):
     """The active pairs at one score vector, in sorted form (reused by every Hv).
 
-    ``order_neg`` sorts the negatives by shifted score; ``cut_pos[i]`` is the first
-    position in that order whose score exceeds positive ``i``'s (its active partners
-    are the suffix). ``order_pos`` and ``cut_neg`` mirror this for negatives (active
-    partners are the prefix). ``count_pos``/``count_neg`` are the summed partner weights.
+    ``order`` sorts the shifted scores (ties: negatives first); ``is_pos`` (1.0 for
+    a positive, else 0.0), ``weight`` (``None`` when unweighted) and ``count`` (the
+    summed weight of the sample's active partners) are in that order.
     """
 
-    order_pos: np.ndarray
-    order_neg: np.ndarray
-    cut_pos: np.ndarray
-    cut_neg: np.ndarray
-    count_pos: np.ndarray
-    count_neg: np.ndarray
+    order: np.ndarray
+    is_pos: np.ndarray
+    weight: np.ndarray | None
+    count: np.ndarray
 
 
-def active_set(u_pos: np.ndarray, u_neg: np.ndarray, s_pos, s_neg) -> ActiveSet:
-    """Sort the shifted scores and locate every sample's active partners.
+def sort_scores(u: np.ndarray, is_pos: np.ndarray, hint: np.ndarray | None = None) -> np.ndarray:
+    """Order of ``u`` ascending with ties broken negatives-first.
 
-    Pairs with ``u_n == u_p`` are inactive (their loss and gradient are zero); the
-    same strict rule is used from both sides, so the Hessian stays symmetric.
+    ``hint`` (a previous order) makes the sort of nearly sorted scores cheaper.
     """
-    order_pos = np.argsort(u_pos, kind="stable")
-    order_neg = np.argsort(u_neg, kind="stable")
-    sorted_pos = u_pos[order_pos]
-    sorted_neg = u_neg[order_neg]
-    cut_pos = np.searchsorted(sorted_neg, u_pos, side="right")
-    cut_neg = np.searchsorted(sorted_pos, u_neg, side="left")
-    count_pos = _suffix_sums(_take(s_neg, order_neg, u_neg.size))[cut_pos]
-    count_neg = _prefix_sums(_take(s_pos, order_pos, u_pos.size))[cut_neg]
-    return ActiveSet(order_pos, order_neg, cut_pos, cut_neg, count_pos, count_neg)
+    order = np.argsort(u) if hint is None else hint[np.argsort(u[hint])]
+    us, ps = u[order], is_pos[order]
+    cross_ties = (us[1:] == us[:-1]) & (ps[1:] != ps[:-1])
+    return np.lexsort((is_pos, u)) if cross_ties.any() else order
 
 
-def _take(weights, order: np.ndarray, size: int) -> np.ndarray:
-    return np.ones(size) if weights is None else weights[order]
+def active_set(u, is_pos, weight=None, hint=None) -> ActiveSet:
+    """Sort shifted scores ``u`` and count every sample's active partners.
+
+    Pairs with ``u_n == u_p`` are inactive (zero loss and gradient); the same strict
+    rule is used from both sides, so the generalised Hessian is symmetric.
+    """
+    order = sort_scores(u, is_pos, hint)
+    pos = is_pos[order].astype(np.float64)
+    ws = None if weight is None else weight[order]
+    count = _partner_sums(np.ones(u.size) if ws is None else ws, pos)
+    return ActiveSet(order, pos, ws, count)
 
 
-def _suffix_sums(values: np.ndarray) -> np.ndarray:
-    """``out[k] = sum(values[k:])``, length ``len(values) + 1``."""
-    out = np.zeros(values.size + 1)
-    out[:-1] = np.cumsum(values[::-1])[::-1]
+def _partner_sums(a: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Per sorted position: sum of ``a`` over negatives after it (for a positive) or
+    over positives before it (for a negative); ``O(n)``, a few temporaries."""
+    cum_pos = np.cumsum(a * pos)
+    cum_all = np.cumsum(a)
+    total_neg = cum_all[-1] - cum_pos[-1]
+    np.subtract(total_neg, cum_all, out=cum_all)
+    cum_all *= pos
+    cum_pos += cum_all
+    return cum_pos
+
+
+def pair_laplacian_product(act: ActiveSet, v: np.ndarray) -> np.ndarray:
+    """``M v`` with ``M = sum_active s_p s_n (e_p - e_n)(e_p - e_n)^T``, in ``O(n)``.
+
+    Examples
+    --------
+    >>> act = active_set(np.array([-0.5, 0.5]), np.array([True, False]))
+    >>> pair_laplacian_product(act, np.array([1.0, 3.0])).tolist()
+    [-2.0, 2.0]
+    """
+    vs = v[act.order]
+    a = vs if act.weight is None else act.weight * vs
+    res = _partner_sums(a, act.is_pos)
+    np.subtract(act.count * vs, res, out=res)
+    if act.weight is not None:
+        res *= act.weight
+    out = np.empty_like(v)
+    out[act.order] = res
     return out
 
 
-def _prefix_sums(values: np.ndarray) -> np.ndarray:
-    """``out[k] = sum(values[:k])``, length ``len(values) + 1``."""
-    out = np.zeros(values.size + 1)
-    np.cumsum(values, out=out[1:])
-    return out
-
-
-def pair_laplacian_product(act: ActiveSet, v_pos, v_neg, s_pos, s_neg):
-    """Apply ``M = sum_active s_p s_n (e_p - e_n)(e_p - e_n)^T`` to a score-space vector.
-
-    Returns the positive and negative parts of ``M v`` in ``O(n)`` (no sorting).
-    """
-    wv_pos = v_pos if s_pos is None else s_pos * v_pos
-    wv_neg = v_neg if s_neg is None else s_neg * v_neg
-    partner_pos = _suffix_sums(wv_neg[act.order_neg])[act.cut_pos]
-    partner_neg = _prefix_sums(wv_pos[act.order_pos])[act.cut_neg]
-    out_pos = act.count_pos * v_pos - partner_pos
-    out_neg = act.count_neg * v_neg - partner_neg
-    if s_pos is not None:
-        out_pos *= s_pos
-    if s_neg is not None:
-        out_neg *= s_neg
-    return out_pos, out_neg
-
-
-def pairwise_loss_grad(o_pos, o_neg, s_pos=None, s_neg=None):
+def pairwise_loss_grad(o, y, weight=None, hint=None):
     """Squared pairwise hinge and its gradient with respect to the scores.
 
     Parameters
     ----------
-    o_pos, o_neg : ndarray
-        Scores of the positive and negative samples.
-    s_pos, s_neg : ndarray or None
+    o : ndarray
+        Scores of all samples.
+    y : ndarray of {-1, +1}
+        Labels.
+    weight : ndarray or None
         Per-sample weights (``None`` means all ones).
+    hint : ndarray or None
+        A previous sort order, to speed up sorting.
 
     Returns
     -------
     loss : float
         ``sum_{p,n} s_p s_n max(0, 1 - o_p + o_n)^2``.
-    grad_pos, grad_neg : ndarray
-        Derivatives of ``loss`` with respect to ``o_pos`` and ``o_neg``.
+    grad : ndarray
+        Derivative of ``loss`` with respect to ``o``.
     act : ActiveSet
         The sorted active set, for Hessian-vector products at these scores.
 
     Examples
     --------
-    >>> loss, gp, gn, _ = pairwise_loss_grad(np.array([1.0, 0.0]), np.array([0.5]))
-    >>> round(loss, 6), gp.tolist(), gn.tolist()
-    (2.5, [-1.0, -3.0], [4.0])
+    >>> loss, g, _ = pairwise_loss_grad(np.array([1.0, 0.0, 0.5]), np.array([1, 1, -1]))
+    >>> round(loss, 6), g.tolist()
+    (2.5, [-1.0, -3.0, 4.0])
     """
-    u_pos, u_neg = o_pos - 0.5, o_neg + 0.5
-    act = active_set(u_pos, u_neg, s_pos, s_neg)
-    m_pos, m_neg = pair_laplacian_product(act, u_pos, u_neg, s_pos, s_neg)
-    loss = float(u_pos @ m_pos + u_neg @ m_neg)
-    return loss, 2.0 * m_pos, 2.0 * m_neg, act
+    is_pos = y > 0
+    u = o - np.where(is_pos, 0.5, -0.5)
+    act = active_set(u, is_pos, weight, hint)
+    m = pair_laplacian_product(act, u)
+    return float(u @ m), 2.0 * m, act
 
 
 class PRSVMOracle:
@@ -139,6 +144,11 @@ class PRSVMOracle:
     sample_weight : ndarray or None
         Per-sample weights; a pair weighs ``s_p * s_n``.
 
+    Notes
+    -----
+    The oracle keeps the last sort order as a hint and the active set of the last
+    ``value_grad`` point, so ``hessian`` at that point does not sort again.
+
     Examples
     --------
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
@@ -150,26 +160,15 @@ class PRSVMOracle:
 
     def __init__(self, X, y, C: float = 1.0, sample_weight=None):
         self.X = X
+        self.y = np.where(np.asarray(y) > 0, 1, -1).astype(np.int8)
         self.C = float(C)
-        self.pos = np.flatnonzero(y > 0)
-        self.neg = np.flatnonzero(y <= 0)
-        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        self.s_pos = None if sw is None else sw[self.pos]
-        self.s_neg = None if sw is None else sw[self.neg]
-        self.n_samples = X.shape[0]
+        self.weight = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+        self._hint = None
+        self._cache = (None, None)
 
     def scores(self, w: np.ndarray) -> np.ndarray:
         """``X @ w`` as a flat float64 vector."""
         return np.asarray(self.X @ w, dtype=np.float64).ravel()
-
-    def _split(self, o: np.ndarray):
-        return o[self.pos], o[self.neg]
-
-    def _merge(self, a_pos: np.ndarray, a_neg: np.ndarray) -> np.ndarray:
-        out = np.empty(self.n_samples)
-        out[self.pos] = a_pos
-        out[self.neg] = a_neg
-        return out
 
     def _xt(self, z: np.ndarray) -> np.ndarray:
         if sp.issparse(self.X):
@@ -178,27 +177,30 @@ class PRSVMOracle:
 
     def loss_scores(self, o: np.ndarray):
         """Pairwise loss, its score-space gradient and active set at scores ``o``."""
-        loss, g_pos, g_neg, act = pairwise_loss_grad(*self._split(o), self.s_pos, self.s_neg)
-        return loss, self._merge(g_pos, g_neg), act
+        loss, g_o, act = pairwise_loss_grad(o, self.y, self.weight, self._hint)
+        self._hint = act.order
+        return loss, g_o, act
 
     def value_grad(self, w: np.ndarray):
         """Objective value and gradient at ``w``."""
-        loss, g_o, _ = self.loss_scores(self.scores(w))
-        value = 0.5 * float(w @ w) + self.C * loss
-        return value, w + self.C * self._xt(g_o)
+        loss, g_o, act = self.loss_scores(self.scores(w))
+        self._cache = (np.array(w, copy=True), act)
+        return 0.5 * float(w @ w) + self.C * loss, w + self.C * self._xt(g_o)
 
     def value(self, w: np.ndarray) -> float:
         """Objective value at ``w``."""
         return self.value_grad(w)[0]
 
+    def _active_at(self, w: np.ndarray) -> ActiveSet:
+        w_cached, act = self._cache
+        if w_cached is not None and np.array_equal(w_cached, w):
+            return act
+        return self.loss_scores(self.scores(w))[2]
+
     def hessian(self, w: np.ndarray):
         """Generalised Hessian at ``w`` as a callable ``v -> H v`` (active set frozen)."""
-        act = pairwise_loss_grad(*self._split(self.scores(w)), self.s_pos, self.s_neg)[3]
-        return lambda v: v + self.C * self._xt(self._pair_hess_scores(act, self.scores(v)))
-
-    def _pair_hess_scores(self, act: ActiveSet, d: np.ndarray) -> np.ndarray:
-        m_pos, m_neg = pair_laplacian_product(act, *self._split(d), self.s_pos, self.s_neg)
-        return 2.0 * self._merge(m_pos, m_neg)
+        act = self._active_at(w)
+        return lambda v: v + (2.0 * self.C) * self._xt(pair_laplacian_product(act, self.scores(v)))
 
     def line(self, w: np.ndarray, s: np.ndarray):
         """Restriction ``phi(t) = F(w + t s)`` as ``t -> (phi, phi', phi'')``.
@@ -213,7 +215,7 @@ class PRSVMOracle:
             loss, g_o, act = self.loss_scores(o + t * d)
             value = 0.5 * (ww + 2 * t * ws + t * t * ss) + self.C * loss
             slope = ws + t * ss + self.C * float(g_o @ d)
-            curv = ss + self.C * float(d @ self._pair_hess_scores(act, d))
+            curv = ss + 2.0 * self.C * float(d @ pair_laplacian_product(act, d))
             return value, slope, curv
 
         return phi

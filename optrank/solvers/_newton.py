@@ -62,20 +62,22 @@ def conjugate_gradient(hessp: Callable, b: np.ndarray, rtol: float, max_iter: in
     return s, max_iter
 
 
-def exact_line_search(phi: Callable, t: float = 1.0, rtol: float = 1e-10, max_iter: int = 60):
-    """Minimise a convex C^1 function of one variable ``t >= 0`` with ``phi'(0) < 0``.
+def exact_line_search(
+    phi: Callable, slope0: float, t: float = 1.0, rtol: float = 1e-10, max_iter: int = 60
+) -> float:
+    """Minimise a convex C^1 function of one variable ``t >= 0`` with ``phi'(0) = slope0 < 0``.
 
     ``phi(t)`` returns ``(value, slope, curvature)``. Newton steps are taken inside a
     bracket ``[lo, hi]`` of the minimiser and replaced by doubling/bisection when they
-    leave it, so the search is exact on a quadratic piece and never diverges.
+    leave it, so the search is exact on a quadratic piece and never diverges. Stops
+    when ``|phi'(t)| <= rtol * |slope0|``.
 
     Examples
     --------
-    >>> t = exact_line_search(lambda t: ((t - 3) ** 2, 2 * (t - 3), 2.0))
+    >>> t = exact_line_search(lambda t: ((t - 3) ** 2, 2 * (t - 3), 2.0), slope0=-6.0)
     >>> round(t, 12)
     3.0
     """
-    slope0 = phi(0.0)[1]
     lo, hi = 0.0, np.inf
     for _ in range(max_iter):
         _, slope, curv = phi(t)
@@ -158,7 +160,7 @@ def truncated_newton(
         rtol = min(cg_rtol, np.sqrt(gnorm / g0))
         s, k = conjugate_gradient(hessian(x), -g, rtol, max_cg_iter)
         t = (
-            exact_line_search(line(x, s))
+            exact_line_search(line(x, s), float(g @ s))
             if line is not None
             else armijo_step(value_grad, x, s, f, g)
         )
