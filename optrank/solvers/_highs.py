@@ -104,9 +104,11 @@ class HighsBackend:
     def run(self, h, program: Program, build_time: float = 0.0) -> Solution:
         """Run (or re-run) HiGHS and extract a Solution by block name."""
         t0 = time.perf_counter()
-        h.run()
+        run_status = h.run()
         solve_time = time.perf_counter() - t0
         status = _STATUS.get(h.getModelStatus().name, Status.ERROR)
+        if status is Status.NOT_SOLVED and run_status.name == "kError":
+            status = Status.NUMERICAL_ERROR  # e.g. HiGHS's QP solver giving up on a large QP
         info = h.getInfo()
         stats = {
             "build_time": build_time,
@@ -116,7 +118,10 @@ class HighsBackend:
             "native_status": h.modelStatusToString(h.getModelStatus()),
         }
         if status is not Status.OPTIMAL:
-            return Solution(status, backend=self.name, message=stats["native_status"], stats=stats)
+            message = stats["native_status"]
+            if program.is_qp and status is Status.NUMERICAL_ERROR:
+                message += "; HiGHS's QP solver fails on large convex QPs: use 'cvxpy:CLARABEL'"
+            return Solution(status, backend=self.name, message=message, stats=stats)
         sol = h.getSolution()
         z = np.asarray(sol.col_value)
         y = np.asarray(sol.row_dual)
