@@ -186,10 +186,10 @@ def test_average_approaches_batch_ranksvm_optimum(rng, kind):
 
 def test_vmap_grid_equals_single_runs(rng):
     Xp, Xn = map(jnp.asarray, _problem(rng))
-    lams = jnp.array([0.01, 0.1, 1.0])
-    keys = jax.random.split(jax.random.key(5), 3)
+    lams = jnp.array([0.01, 1.0])
+    keys = jax.random.split(jax.random.key(5), 2)
     grid = run_grid(asam, lams, keys, Xp, Xn, 100, 2, (("t0", 30.0),))
-    for k in range(3):
+    for k in range(2):
         learner = asam(float(lams[k]), t0=30.0)
         state = learner.init(keys[k], Xp.shape[1], jnp.float64)
         state, _ = run(learner, state, Xp, Xn, 100)
