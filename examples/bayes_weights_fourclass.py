@@ -18,12 +18,7 @@ from optrank.data import MinMaxScaler, load  # noqa: E402
 def main(n_rows=400, out="bayes_weights_fourclass.png"):
     X, y = load("fourclass", dense=True)
     rows = np.random.default_rng(0).permutation(len(y))[:n_rows]
-    X, y = (
-        MinMaxScaler().fit_transform(X[rows])
-        if hasattr(MinMaxScaler, "fit_transform")
-        else (MinMaxScaler().fit(X[rows]).transform(X[rows])),
-        y[rows],
-    )
+    X, y = MinMaxScaler().fit(X[rows]).transform(X[rows]), y[rows]
     model = optrank.B2RMK(random_state=0).fit(X, y)
     print(f"training AUC {model.score(X, y):.3f} after {model.n_iter_} sweeps")
     top = np.argsort(-np.abs(model.kernel_weights_))[:3]
