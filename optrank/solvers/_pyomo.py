@@ -152,7 +152,7 @@ class PyomoBackend:
 
 def _timings(results, build_time: float, wall: float) -> dict:
     """Build = the pyomo model + pyomo's translation into HiGHS; solve = HiGHS's run."""
-    native = results.timing_info.get("highs_time", None) if results.timing_info else None
+    native = getattr(results.timing_info, "highs_time", None)
     native = float(native) if isinstance(native, (int, float)) else wall
     return {"build_time": build_time + wall - native, "solve_time": native,
             "construct_time": build_time, "translate_time": wall - native}
