@@ -1,0 +1,186 @@
+"""Weighted L1-loss linear SVM by dual coordinate descent (Hsieh et al., 2008).
+
+Every row ``z_i`` of ``Z`` is a "positive" example (a pair difference ``x_p - x_n``, a
+pseudo-pair ``+x_k`` / ``-x_k``, or a signed point ``y_k x_k``), so the primal is
+
+    min_w  1/2 ||w||^2 + sum_i U_i max(0, 1 - w.z_i)
+
+and its dual ``min_a 1/2 a^T Q a - sum a,  0 <= a_i <= U_i`` with ``Q_ij = z_i.z_j``,
+``w = Z^T a``. One coordinate step is the closed-form clipped Newton step of
+LIBLINEAR's ``solve_l2r_l1l2_svc``; coordinates are visited in a random order per
+epoch, with LIBLINEAR's shrinking and its stopping rule ``max PG - min PG < tol``.
+
+The epoch loop is a jitted JAX ``while_loop`` around a ``fori_loop`` over coordinates
+(scalar work per step; measured about 20x faster than a Python loop of numpy scalar
+ops at ``d = 54``). Arrays have a fixed *capacity*: rows beyond ``n_active`` carry
+``U_i = 0`` and are never visited, so a growing pool (active sampling) reuses one
+compiled program and warm-starts from the previous dual ``a``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+UNROLL = 4  # coordinate steps per loop trip (measured best of 1, 4, 8, 16 at d = 54)
+
+
+class DCDResult(NamedTuple):
+    """Outcome of :func:`dcd_svm`: primal ``w``, dual ``alpha``, epochs run, convergence."""
+
+    w: np.ndarray
+    alpha: np.ndarray
+    n_epochs: int
+    converged: bool
+
+
+def dcd_svm(
+    Z,
+    upper,
+    alpha0=None,
+    n_active: int | None = None,
+    tol: float = 0.1,
+    max_epochs: int = 1000,
+    seed: int = 0,
+) -> DCDResult:
+    """Solve the weighted hinge-loss linear SVM on the rows of ``Z`` (all labels +1).
+
+    Parameters
+    ----------
+    Z : (capacity, d) array
+        Example rows ``z_i`` (dense; a pool of pair differences in active sampling).
+    upper : (capacity,) array
+        Per-example costs ``U_i >= 0`` (the box of the dual).
+    alpha0 : (capacity,) array or None
+        Warm start; clipped into ``[0, U]``. ``None`` starts from 0.
+    n_active : int or None
+        Only rows ``[0, n_active)`` take part (default: all).
+    tol : float
+        Stop when the projected-gradient spread ``max PG - min PG`` is below ``tol``
+        (LIBLINEAR's ``eps``; 0.1 is its default).
+    max_epochs : int
+        Cap on passes over the (shrunk) coordinates.
+    seed : int
+        Seed of the per-epoch coordinate permutation.
+
+    Returns
+    -------
+    DCDResult
+
+    Examples
+    --------
+    >>> Z = np.array([[1.0, 0.0], [0.0, 2.0]])
+    >>> res = dcd_svm(Z, np.array([10.0, 10.0]), tol=1e-10)
+    >>> np.round(res.w, 6).tolist(), res.converged
+    ([1.0, 0.5], True)
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    cap = Z.shape[0]
+    n = cap if n_active is None else int(n_active)
+    upper = np.where(np.arange(cap) < n, np.asarray(upper, dtype=np.float64), 0.0)
+    a0 = np.zeros(cap) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0.0, upper)
+    padded = _padded_size(cap, 64)  # few distinct shapes -> few compilations
+    Zp = np.zeros((padded, _padded_size(Z.shape[1], 8)))  # zero columns change nothing
+    Zp[:cap, : Z.shape[1]] = Z
+    with jax.enable_x64(True):
+        w, a, epochs, ok = _dcd_jit(
+            jnp.asarray(Zp), jnp.asarray(_pad(upper, padded)), jnp.asarray(_pad(a0, padded)),
+            n, float(tol), int(max_epochs), jax.random.PRNGKey(seed),
+        )
+        w = np.asarray(w)[: Z.shape[1]]
+        return DCDResult(w, np.asarray(a)[:cap], int(epochs), bool(ok))
+
+
+def _padded_size(n: int, least: int) -> int:
+    return max(least, 1 << int(np.ceil(np.log2(max(n, 1)))))
+
+
+def _pad(v: np.ndarray, size: int) -> np.ndarray:
+    return np.concatenate([v, np.zeros(size - v.size)])
+
+
+def svm_objective(Z, upper, w) -> float:
+    """Primal objective ``1/2 ||w||^2 + sum_i U_i max(0, 1 - w.z_i)``.
+
+    Examples
+    --------
+    >>> svm_objective(np.eye(2), np.ones(2), np.zeros(2))
+    2.0
+    """
+    margins = np.asarray(Z @ w).ravel()
+    return float(0.5 * w @ w + np.asarray(upper) @ np.maximum(0.0, 1.0 - margins))
+
+
+class _Epoch(NamedTuple):
+    w: jax.Array
+    alpha: jax.Array
+    active: jax.Array
+    pg_max_old: jax.Array
+    pg_min_old: jax.Array
+    epoch: jax.Array
+    done: jax.Array
+    key: jax.Array
+
+
+@jax.jit
+def _dcd_jit(Z, upper, alpha0, n, tol, max_epochs, key):
+    qd = jnp.sum(Z * Z, axis=1)
+    valid = jnp.arange(Z.shape[0]) < n
+    init = _Epoch(Z.T @ alpha0, alpha0, valid, jnp.inf, -jnp.inf, 0, False, key)
+
+    def cond(s):
+        return (~s.done) & (s.epoch < max_epochs)
+
+    def body(s):
+        return _run_epoch(s, Z, upper, qd, valid, tol)
+
+    out = jax.lax.while_loop(cond, body, init)
+    return out.w, out.alpha, out.epoch, out.done
+
+
+def _run_epoch(s: _Epoch, Z, upper, qd, valid, tol) -> _Epoch:
+    key, sub = jax.random.split(s.key)
+    order = jnp.argsort(jnp.where(s.active, jax.random.uniform(sub, s.alpha.shape), 2.0))
+    m = jnp.sum(s.active)
+
+    def step(k, c):
+        w, alpha, active, pg_max, pg_min = c
+        live = k < m
+        i = order[jnp.minimum(k, order.shape[0] - 1)]
+        zi = jax.lax.dynamic_index_in_dim(Z, i, keepdims=False)
+        g = jnp.dot(zi, w) - 1.0
+        a, u, q = alpha[i], upper[i], qd[i]
+        shrink = live & (((a == 0.0) & (g > s.pg_max_old)) | ((a == u) & (g < s.pg_min_old)))
+        pg = jnp.where(a == 0.0, jnp.minimum(g, 0.0), jnp.where(a == u, jnp.maximum(g, 0.0), g))
+        pg = jnp.where(shrink | ~live, 0.0, pg)
+        step_a = jnp.where(q > 0, a - g / jnp.where(q > 0, q, 1.0), jnp.where(g < 0, u, a))
+        new_a = jnp.where((pg != 0.0) & ~shrink & live, jnp.clip(step_a, 0.0, u), a)
+        w = w + (new_a - a) * zi
+        alpha = jax.lax.dynamic_update_index_in_dim(alpha, new_a, i, 0)
+        active = jax.lax.dynamic_update_index_in_dim(active, active[i] & ~shrink, i, 0)
+        return (w, alpha, active,
+                jnp.where(shrink, pg_max, jnp.maximum(pg_max, pg)),
+                jnp.where(shrink, pg_min, jnp.minimum(pg_min, pg)))
+
+    def chunk(j, c):
+        for r in range(UNROLL):  # static unroll: fewer loop-control round trips
+            c = step(j * UNROLL + r, c)
+        return c
+
+    w, alpha, active, pg_max, pg_min = jax.lax.fori_loop(
+        0, (m + UNROLL - 1) // UNROLL, chunk, (s.w, s.alpha, s.active, -jnp.inf, jnp.inf))
+    return _after_epoch(s, w, alpha, active, pg_max, pg_min, valid, tol, key)
+
+
+def _after_epoch(s, w, alpha, active, pg_max, pg_min, valid, tol, key) -> _Epoch:
+    small = (pg_max - pg_min) < tol
+    full = jnp.all(active == valid)
+    done = small & full
+    restart = small & ~full  # converged on the shrunk set: check every coordinate again
+    pg_max_old = jnp.where(restart | (pg_max <= 0), jnp.inf, pg_max)
+    pg_min_old = jnp.where(restart | (pg_min >= 0), -jnp.inf, pg_min)
+    active = jnp.where(restart, valid, active)
+    return _Epoch(w, alpha, active, pg_max_old, pg_min_old, s.epoch + 1, done, key)
