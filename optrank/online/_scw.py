@@ -51,8 +51,9 @@ def phi_from_eta(eta):
     return ndtri(jnp.asarray(eta))
 
 
-def scw_coefficients(m, v, C, phi):
-    """SCW-I step sizes ``(alpha, beta)``; both are 0 where ``v`` is (numerically) zero.
+def scw_coefficients(m, v, C, phi, active=True):
+    """SCW-I step sizes ``(alpha, beta)``; both are 0 where ``v`` is (numerically) zero
+    or ``active`` is False (a masked buffer slot).
 
     Examples
     --------
@@ -62,7 +63,7 @@ def scw_coefficients(m, v, C, phi):
     """
     psi = 1.0 + phi**2 / 2.0
     zeta = 1.0 + phi**2
-    ok = v > _TINY
+    ok = (v > _TINY) & active
     vs = jnp.where(ok, v, 1.0)
     raw = (-m * psi + jnp.sqrt(m * m * phi**4 / 4.0 + vs * phi**2 * zeta)) / (vs * zeta)
     alpha = jnp.where(ok, jnp.clip(raw, 0.0, C), 0.0)
