@@ -1,5 +1,7 @@
 """Declared ranking formulations compiled to canonical Programs."""
 
+from optrank.models._crc import crc_costs, crc_differences, crc_program, crc_weights
+from optrank.models._prsvm_oracle import PRSVMOracle, pairwise_loss_grad
 from optrank.models._ranksvm import (
     LOSSES,
     PENALTIES,
@@ -15,10 +17,16 @@ from optrank.models._ranksvm import (
 __all__ = [
     "LOSSES",
     "PENALTIES",
+    "PRSVMOracle",
     "Regularizer",
     "coef_from_solution",
+    "crc_costs",
+    "crc_differences",
+    "crc_program",
+    "crc_weights",
     "pair_costs",
     "pair_program",
+    "pairwise_loss_grad",
     "ranksvm_program",
     "regularizer",
     "smooth_ranksvm_program",
