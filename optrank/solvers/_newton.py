@@ -63,14 +63,21 @@ def conjugate_gradient(hessp: Callable, b: np.ndarray, rtol: float, max_iter: in
 
 
 def exact_line_search(
-    phi: Callable, slope0: float, t: float = 1.0, rtol: float = 1e-10, max_iter: int = 60
+    phi: Callable,
+    slope0: float,
+    t: float = 1.0,
+    rtol: float = 1e-10,
+    xtol: float = 1e-7,
+    max_iter: int = 60,
 ) -> float:
     """Minimise a convex C^1 function of one variable ``t >= 0`` with ``phi'(0) = slope0 < 0``.
 
     ``phi(t)`` returns ``(value, slope, curvature)``. Newton steps are taken inside a
     bracket ``[lo, hi]`` of the minimiser and replaced by doubling/bisection when they
     leave it, so the search is exact on a quadratic piece and never diverges. Stops
-    when ``|phi'(t)| <= rtol * |slope0|``.
+    when ``|phi'(t)| <= rtol * |slope0|``, or returns the Newton point without
+    evaluating it when the Newton step is below ``xtol * max(t, 1)`` (the value is
+    then within ~``xtol**2`` of the line minimum, relative).
 
     Examples
     --------
@@ -85,6 +92,8 @@ def exact_line_search(
             return t
         lo, hi = (t, hi) if slope < 0 else (lo, t)
         t_new = t - slope / curv if curv > 0 else np.nan
+        if lo < t_new < hi and abs(t_new - t) <= xtol * max(t, 1.0):
+            return t_new
         if not lo < t_new < hi:
             t_new = 2.0 * t if np.isinf(hi) else 0.5 * (lo + hi)
         if np.isfinite(hi) and hi - lo <= 1e-15 * max(1.0, hi):
