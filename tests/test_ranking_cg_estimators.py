@@ -103,6 +103,8 @@ def test_invalid_parameters_are_rejected():
     X, y = _xor(n=20)
     with pytest.raises(ValueError, match="C must be positive"):
         SmoothRankingCG(C=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="reduction"):
+        SmoothRankingCG(reduction="max").fit(X, y)
     with pytest.raises(ValueError, match="first_prototype"):
         SmoothRankingCG(first_prototype="kmeans").fit(X, y)
     with pytest.raises(ValueError, match="max_prototypes"):
@@ -130,3 +132,10 @@ def test_distance_features_and_dissimilarity_baselines():
     for penalty in ("l2", "l1", "linf_penalty"):
         model = dissimilarity_ranker(penalty, C=1.0).fit(X, y)
         assert model.score(X, y) > 0.8
+
+
+def test_mean_reduction_bounds_the_duals_by_one_over_the_pair_count():
+    X, y = _xor(n=40, seed=8)
+    m = SmoothRankingCG(C=1e-3, reduction="mean", max_prototypes=3, random_state=0, **FAST)
+    m.fit(X, y)
+    assert m.duals_.max() <= 1.0 / len(m.pairs_) + 1e-12

@@ -108,3 +108,18 @@ def test_wrong_column_length_is_rejected():
     m = make_master(5, C=0.1)
     with pytest.raises(ValueError, match="expected 5"):
         m.add_prototype(np.ones(4))
+
+
+@pytest.mark.parametrize("cls", [PrimalMaster, DualMaster, RebuildMaster])
+def test_mean_pair_cost_scales_the_pair_duals(cls):
+    cols = _columns(seed=3)
+    n = cols[0].size
+    ref, mean = make_master(n, C=0.5), cls(n, 0.5 / n, np.inf, pair_cost=1.0 / n)
+    for d in cols:
+        ref.add_prototype(d)
+        mean.add_prototype(d)
+        r, m = ref.solve(), mean.solve()
+    # scaling every cost by 1/n leaves the primal optimum and scales the duals
+    assert m.objective == pytest.approx(r.objective / n, rel=1e-8)
+    np.testing.assert_allclose(m.weights, r.weights, atol=1e-6)
+    np.testing.assert_allclose(m.duals * n, r.duals, atol=1e-6)

@@ -49,8 +49,9 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
         val = None if X_val is None else (np.asarray(X_val, dtype=np.float64), y_val)
         pairs = PairSet.all_pairs(y)
         C, box = self._master_terms()
+        pair_cost = 1.0 / len(pairs) if getattr(self, "reduction", "sum") == "mean" else 1.0
         master = make_master(len(pairs), C, box, self.solver, self.form, self.solver_options,
-                             self.warm_start)
+                             self.warm_start, pair_cost)
         self._run(X, y, pairs, master, val)
         return self
 
@@ -162,6 +163,10 @@ class SmoothRankingCG(_RankingCGBase):
     ----------
     C : float
         Smoothing cost of ``|w_t - w_old_t|`` (the paper's grid is 1e-6 ... 1).
+    reduction : {"sum", "mean"}
+        A pair error costs 1 (``"sum"``, eq. 7 of the paper) or ``1 / n_pairs``
+        (``"mean"``: ``C`` then does not scale with the number of pairs; with the sum,
+        ``C <= 1`` barely smooths once there are thousands of pairs).
     max_prototypes : int
         Cap on the number of prototypes (column-generation iterations).
     solver : str, dict, path or list
@@ -188,7 +193,7 @@ class SmoothRankingCG(_RankingCGBase):
     ----------
     prototypes_ : (k, d) prototype points.
     weights_ : (k,) weights of the z-scored distance features.
-    duals_ : (n_pairs,) pair duals ``pi`` of the last master, in ``[0, 1]``.
+    duals_ : (n_pairs,) pair duals ``pi`` of the last master, in ``[0, pair cost]``.
     pairs_ : PairSet aligned with ``duals_``.
     history_ : list of dicts per iteration (objective, train_auc, val_auc,
         n_support_pairs, master_time, pricing_time, ...).
@@ -210,8 +215,10 @@ class SmoothRankingCG(_RankingCGBase):
                  first_prototype: str = "random", n_starts: int = 1,
                  learning_rate: float = 1e-3, max_pricing_steps: int = 1000,
                  pricing_tol: float = 1e-5, warm_start: bool = True,
-                 solver_options: dict | None = None, pos_label=None):
+                 solver_options: dict | None = None, reduction: str = "sum",
+                 pos_label=None):
         self.C = C
+        self.reduction = reduction
         self.max_prototypes = max_prototypes
         self.solver = solver
         self.random_state = random_state
@@ -229,6 +236,8 @@ class SmoothRankingCG(_RankingCGBase):
     def _master_terms(self) -> tuple[float, float]:
         if not float(self.C) > 0:
             raise ValueError(f"C must be positive, got {self.C}")
+        if self.reduction not in ("sum", "mean"):
+            raise ValueError(f"reduction must be 'sum' or 'mean', got {self.reduction!r}")
         return float(self.C), np.inf
 
 

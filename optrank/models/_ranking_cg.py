@@ -4,18 +4,19 @@ Over all positive-negative pairs ``pn`` and the pair differences
 ``D[pn, t] = phi_t(x_p) - phi_t(x_n)`` of the prototype features (eq. 4), the
 primal master (eq. 7; eq. 5 when ``box`` is finite and ``C = 0``) is
 
-    min   sum_pn xi_pn + C sum_{t<k} s_t
-    s.t.  sum_t w_t D[pn, t] + xi_pn >= 1          (pairs,      duals pi_pn in [0, 1])
+    min   c_pair sum_pn xi_pn + C sum_{t<k} s_t
+    s.t.  sum_t w_t D[pn, t] + xi_pn >= 1          (pairs,      duals pi_pn in [0, c_pair])
           s_t - w_t >= -w_old_t,  t < k             (smooth_pos, duals alpha_t)
           s_t + w_t >=  w_old_t,  t < k             (smooth_neg, duals beta_t)
           -box <= w_t <= box,  xi >= 0,  s >= 0
 
-where ``k`` is the newest prototype (not smoothed: it has no old weight). Its LP dual,
+where ``k`` is the newest prototype (not smoothed: it has no old weight) and the pair
+cost ``c_pair`` is 1 (the paper's sum) or ``1 / n_pairs`` (a mean). Its LP dual,
 written as a minimisation with one row per prototype, is
 
     min   -sum_pn pi_pn + sum_t (c_t^+ u_t^+ + c_t^- u_t^-)
     s.t.  sum_pn pi_pn D[pn, t] - u_t^+ + u_t^- = 0          (proto, duals -w_t)
-          0 <= pi <= 1,  0 <= u^+, u^- <= cap_t
+          0 <= pi <= c_pair,  0 <= u^+, u^- <= cap_t
 
 with ``cap_t = C, c_t^{+/-} = +/- w_old_t`` for smoothed prototypes (``u = alpha -
 beta`` of eq. 8), ``cap_t = inf, c^{+/-} = box`` for a finite box, and ``cap_t = 0``
@@ -55,11 +56,13 @@ class MasterResult:
     stats: dict = field(default_factory=dict)
 
 
-def master_program(D, w_old=None, C: float = 0.0, box: float = np.inf) -> Program:
+def master_program(D, w_old=None, C: float = 0.0, box: float = np.inf,
+                   pair_cost: float = 1.0) -> Program:
     """The primal master (eq. 7 / eq. 5) over pair differences ``D`` (pairs x k).
 
     ``w_old`` holds the previous weights of the first ``k - 1`` prototypes; with
-    ``C > 0`` they are smoothed, ``|w_t - w_old_t|`` costing ``C``.
+    ``C > 0`` they are smoothed, ``|w_t - w_old_t|`` costing ``C``. A pair error costs
+    ``pair_cost`` (1 in the paper; ``1 / n_pairs`` for a mean instead of a sum).
 
     Examples
     --------
@@ -84,7 +87,7 @@ def master_program(D, w_old=None, C: float = 0.0, box: float = np.inf) -> Progra
         sp.hstack([Ik, Is, zeros_sx]),
     ], format="csr")
     return Program.from_blocks(
-        c=np.concatenate([np.zeros(k), np.full(n_s, C), np.ones(n_pairs)]),
+        c=np.concatenate([np.zeros(k), np.full(n_s, C), np.full(n_pairs, pair_cost)]),
         A=A,
         row_lower=np.concatenate([np.ones(n_pairs), -w_old, w_old]),
         row_upper=np.full(n_pairs + 2 * n_s, np.inf),
@@ -99,7 +102,10 @@ def master_program(D, w_old=None, C: float = 0.0, box: float = np.inf) -> Progra
 class _Master:
     """Shared state: the pair-difference columns so far and the last weights."""
 
-    def __init__(self, n_pairs: int, C: float, box: float):
+    def __init__(self, n_pairs: int, C: float, box: float, pair_cost: float = 1.0):
+        if not pair_cost > 0:
+            raise ValueError(f"pair_cost must be positive, got {pair_cost}")
+        self.pair_cost = float(pair_cost)
         if C < 0:
             raise ValueError(f"C must be non-negative, got {C}")
         if C > 0 and np.isfinite(box):
@@ -144,10 +150,12 @@ class PrimalMaster(_Master):
 
     form = "primal"
 
-    def __init__(self, n_pairs: int, C: float = 0.0, box: float = np.inf, options=None):
-        super().__init__(n_pairs, C, box)
+    def __init__(self, n_pairs: int, C: float = 0.0, box: float = np.inf, options=None,
+                 pair_cost: float = 1.0):
+        super().__init__(n_pairs, C, box, pair_cost)
         self.model = PersistentHighs(options)
-        self.model.add_cols("xi", np.ones(n_pairs), np.zeros(n_pairs), np.full(n_pairs, np.inf))
+        self.model.add_cols("xi", np.full(n_pairs, pair_cost), np.zeros(n_pairs),
+                            np.full(n_pairs, np.inf))
         self.model.add_rows("pairs", np.ones(n_pairs), np.full(n_pairs, np.inf),
                             sp.identity(n_pairs, format="csr"))
 
@@ -187,10 +195,12 @@ class DualMaster(_Master):
 
     form = "dual"
 
-    def __init__(self, n_pairs: int, C: float = 0.0, box: float = np.inf, options=None):
-        super().__init__(n_pairs, C, box)
+    def __init__(self, n_pairs: int, C: float = 0.0, box: float = np.inf, options=None,
+                 pair_cost: float = 1.0):
+        super().__init__(n_pairs, C, box, pair_cost)
         self.model = PersistentHighs(options)
-        self.model.add_cols("pi", -np.ones(n_pairs), np.zeros(n_pairs), np.ones(n_pairs))
+        self.model.add_cols("pi", -np.ones(n_pairs), np.zeros(n_pairs),
+                            np.full(n_pairs, pair_cost))
 
     def _add(self, d: np.ndarray) -> None:
         pi = self.model.col_index("pi")
@@ -209,7 +219,7 @@ class DualMaster(_Master):
         if not sol.ok:
             raise SolverError.from_solution(sol)
         weights = -sol.dual["proto"]
-        return MasterResult(weights, np.clip(sol.primal["pi"], 0.0, 1.0), -sol.objective,
+        return MasterResult(weights, np.clip(sol.primal["pi"], 0.0, self.pair_cost), -sol.objective,
                             sol, dict(sol.stats))
 
     def _update_smoothing(self, w_old: np.ndarray) -> None:
@@ -224,8 +234,8 @@ class RebuildMaster(_Master):
     """Any backend: rebuild :func:`master_program` and call :func:`optrank.solvers.solve`."""
 
     def __init__(self, n_pairs: int, C: float = 0.0, box: float = np.inf, solver="highs",
-                 form: str = "auto", options=None):
-        super().__init__(n_pairs, C, box)
+                 form: str = "auto", options=None, pair_cost: float = 1.0):
+        super().__init__(n_pairs, C, box, pair_cost)
         self.solver, self.form, self.options = solver, form, dict(options or {})
 
     def _add(self, d: np.ndarray) -> None:
@@ -233,7 +243,7 @@ class RebuildMaster(_Master):
 
     def _solve(self) -> MasterResult:
         D = np.column_stack(self.columns)
-        program = master_program(D, self.w, self.C, self.box)
+        program = master_program(D, self.w, self.C, self.box, self.pair_cost)
         sol = solve(program, self.solver, form=self.form, **self.options)
         if not sol.ok:
             raise SolverError.from_solution(sol)
@@ -242,7 +252,8 @@ class RebuildMaster(_Master):
 
 
 def make_master(n_pairs: int, C: float = 0.0, box: float = np.inf, solver="highs",
-                form: str = "dual", options=None, warm_start: bool = True) -> _Master:
+                form: str = "dual", options=None, warm_start: bool = True,
+                pair_cost: float = 1.0) -> _Master:
     """The persistent HiGHS master for ``solver="highs"``, a rebuilding one otherwise.
 
     ``form`` is ``"dual"`` (default: measured faster, see docs/ranking_cg.md) or
@@ -265,5 +276,5 @@ def make_master(n_pairs: int, C: float = 0.0, box: float = np.inf, solver="highs
         if form not in FORMS:
             raise ValueError(f"form of the persistent master must be one of {FORMS}, got {form!r}")
         cls = DualMaster if form == "dual" else PrimalMaster
-        return cls(n_pairs, C, box, options)
-    return RebuildMaster(n_pairs, C, box, solver, form, options)
+        return cls(n_pairs, C, box, options, pair_cost)
+    return RebuildMaster(n_pairs, C, box, solver, form, options, pair_cost)
