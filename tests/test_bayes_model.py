@@ -157,3 +157,25 @@ def test_labels_in_other_encodings():
     a = optrank.B2RMK(max_iter=10, random_state=0).fit(X, y).decision_function(X)
     b = optrank.B2RMK(max_iter=10, random_state=0).fit(X, (y > 0).astype(int)).decision_function(X)
     np.testing.assert_allclose(a, b)
+
+
+def test_online_a_update_matches_full_update():
+    """The cheap online q(a) update equals the full-covariance one where both are defined."""
+    import copy
+
+    from optrank.bayes._batch import init_state
+    from optrank.bayes._variational import update_a, update_a_online
+
+    rng = np.random.default_rng(0)
+    X, L = rng.normal(size=(30, 3)), rng.normal(size=(5, 3))
+    prob = Problem(KernelPool().matrices(X, L), np.array([0, 1]), np.array([2, 3, 4]))
+    s = init_state(prob, BatchHyper(), rng)
+    s.G = s.G._replace(mean=rng.normal(size=s.G.mean.shape))
+    A = rng.normal(size=(30, 30))
+    prior, rhs = A @ A.T + np.eye(30), rng.normal(size=30)
+    full, cheap = copy.deepcopy(s), copy.deepcopy(s)
+    update_a(full, prob, prior, rhs, full=True)
+    update_a_online(cheap, prob, prior, rhs)
+    np.testing.assert_allclose(cheap.a.mean, full.a.mean, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(cheap.a.cov[-1], full.a.cov[-1, -1], rtol=1e-10)
+    np.testing.assert_allclose(cheap.trace_a_kk, full.trace_a_kk, rtol=1e-8)

@@ -72,7 +72,7 @@ def init_state(prob: Problem, hyper: BatchHyper, rng: np.random.Generator) -> St
     y = np.zeros(nl)
     y[prob.pos], y[prob.neg] = 1.0, -1.0
     mean_kernel = prob.K.mean(axis=0)
-    a0 = gaussian_from_precision(mean_kernel.T @ mean_kernel + np.eye(nb), mean_kernel @ y).mean
+    a0 = gaussian_from_precision(mean_kernel @ mean_kernel.T + np.eye(nb), mean_kernel @ y).mean
     G = predicted_mean(prob, a0)
     e0 = np.full(P, 1.0 / P)
     f = e0 @ G + 0.01 * rng.standard_normal(nl)

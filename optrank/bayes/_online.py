@@ -24,7 +24,7 @@ from optrank.bayes._variational import (
     State,
     model_scores,
     predicted_mean,
-    update_a,
+    update_a_online,
     update_be,
     update_f,
     update_G,
@@ -143,7 +143,7 @@ def _run_inference(model, prob, prior_prec, prior_mean, hyper):
         update_f(state, prob)
         update_G(state, prob)
         prior_full[-1, -1] = tpbn.lam_inv[0]
-        update_a(state, prob, prior_full, prior_rhs, full=True)
+        update_a_online(state, prob, prior_full, prior_rhs)
         tpbn.update(state.a_second[-1:])
         update_be(state, model.be_prec, be_rhs)
         update_noise(state, prob, hyper)

@@ -13,9 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import solve_triangular
 
 from optrank.bayes._gig import half_gig_moments
-from optrank.bayes._linalg import GaussianFactor, gaussian_from_precision
+from optrank.bayes._linalg import (
+    GaussianFactor,
+    _scaled_solve,
+    gaussian_from_precision,
+    scaled_cholesky,
+)
 from optrank.bayes._tpbn import GammaFactor
 
 
@@ -94,6 +100,27 @@ def update_a(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: np.ndar
     cov_prior = s.a.cov * prior_prec if full else s.a.cov * np.diag(prior_prec)
     # Sigma (ups KK + P0) = I  =>  tr(Sigma KK) = (n - tr(Sigma P0)) / ups
     s.trace_a_kk = max((len(rhs) - float(np.sum(cov_prior))) / ups, 0.0)
+
+
+def update_a_online(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: np.ndarray):
+    """``q(a)`` for an online step: mean, variance of the new weight (last), trace term.
+
+    Cheaper than :func:`update_a` with ``full=True``: the new weight is the last
+    coordinate, so its variance is ``scale^2 / L[-1, -1]^2``, and
+    ``tr(Sigma sum_m K_m K_m^T) = ||L^{-1} S Kflat||_F^2`` needs a triangular solve with
+    ``P * n_loss`` columns only. ``s.a.cov`` holds the last variance (others set to 0).
+    """
+    ups = s.upsilon.mean
+    prec = ups * prob.KK + prior_prec
+    rhs = ups * (prob.Kflat @ s.G.mean.ravel()) + prior_rhs
+    scale, factor = scaled_cholesky(prec)
+    L = np.tril(factor[0])
+    var = np.zeros(len(rhs))
+    var[-1] = scale[-1] ** 2 / L[-1, -1] ** 2
+    s.a = GaussianFactor(_scaled_solve(scale, factor, rhs), var, float("nan"))
+    s.a_prec = prec
+    half = solve_triangular(L, scale[:, None] * prob.Kflat, lower=True)
+    s.trace_a_kk = float(np.sum(half**2))
 
 
 def update_G(s: State, prob: Problem) -> None:
