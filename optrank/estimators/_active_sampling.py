@@ -28,6 +28,7 @@ from optrank.models._pair_sampling import (
 )
 from optrank.pairs import PairSet
 
+_MIN_CANDIDATES = 200_000  # per round; fewer acceptances than asked ends the run
 _HISTORY_KEYS = ("n_pairs", "auc", "n_rejected", "n_candidates", "dcd_epochs", "time")
 
 
@@ -75,6 +76,10 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
     history_ : dict of arrays per round: ``n_pairs``, ``auc``, ``n_rejected``,
         ``n_candidates``, ``dcd_epochs``, ``time`` (seconds since the start of fit).
     rejections_per_accept_ : float, rejected candidates per accepted element (Fig. 5).
+    stopped_early_ : bool, True when a round could not find ``step`` acceptable
+        elements within ``max(200000, 2000 step)`` candidates (e.g. soft-correct once
+        every unchosen pair has zero hinge loss, hence ``p_ij = 0``); the pool is then
+        smaller than the budget.
 
     Examples
     --------
@@ -191,6 +196,7 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         self.dual_coef_ = run.alpha[:n].copy()
         self.history_ = {k: np.asarray(v) for k, v in run.history.items()}
         n_acc = max(n - min(int(self.step), n), 1)
+        self.stopped_early_ = run.stopped_early
         self.rejections_per_accept_ = float(np.sum(self.history_["n_rejected"]) / n_acc)
 
 
@@ -242,7 +248,7 @@ class _Run:
         self.pos = np.full(budget, -1, np.int64)
         self.neg = np.full(budget, -1, np.int64)
         self.prob, self.costs, self.alpha = np.ones(budget), np.zeros(budget), np.zeros(budget)
-        self.size, self.w = 0, np.zeros(d)
+        self.size, self.w, self.stopped_early = 0, np.zeros(d), False
         self.history = {k: [] for k in _HISTORY_KEYS}
         self.t0 = time.process_time()
 
@@ -253,11 +259,14 @@ class _Run:
         self._append(first)
         self._train(first)
         while self.size < self.budget:
-            draw = self._sample(min(step, self.budget - self.size))
-            if draw.pos.size == 0:
+            want = min(step, self.budget - self.size)
+            draw = self._sample(want)
+            if draw.pos.size:
+                self._append(draw)
+                self._train(draw)
+            if draw.pos.size < want:  # no acceptable element left (e.g. soft-correct, p=0)
+                self.stopped_early = True
                 break
-            self._append(draw)
-            self._train(draw)
 
     def _sample(self, n: int):
         w, theta = split_threshold(self.w, self.est.threshold)
@@ -265,7 +274,7 @@ class _Run:
         keys = self.cands.keys(self.pos[: self.size], self.neg[: self.size])
         if self.est.strategy in SOFT:
             return soft_sample(self.rng, self.cands, scorer, n, self.est.strategy, keys,
-                               max_candidates=max(2_000_000, 2000 * n))
+                               max_candidates=max(_MIN_CANDIDATES, 2000 * n))
         return hard_sample(self.rng, self.cands, scorer, n, self.est.strategy, keys)
 
     def _append(self, draw) -> None:

@@ -82,8 +82,8 @@ def dcd_svm(
     n = cap if n_active is None else int(n_active)
     upper = np.where(np.arange(cap) < n, np.asarray(upper, dtype=np.float64), 0.0)
     a0 = np.zeros(cap) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0.0, upper)
-    padded = _padded_size(cap, 64)  # few distinct shapes -> few compilations
-    Zp = np.zeros((padded, _padded_size(Z.shape[1], 8)))  # zero columns change nothing
+    padded = _padded_size(cap, 512)  # few distinct shapes -> few compilations
+    Zp = np.zeros((padded, _padded_size(Z.shape[1], 16)))  # zero columns change nothing
     Zp[:cap, : Z.shape[1]] = Z
     with jax.enable_x64(True):
         w, a, epochs, ok = _dcd_jit(

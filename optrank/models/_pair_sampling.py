@@ -139,20 +139,22 @@ def soft_sample(
     chosen = np.sort(np.asarray(chosen_keys, np.int64))
     parts, got, seen, rejected, rate = [], 0, 0, 0, 1.0
     while got < n_needed and seen < max_candidates:
-        size = int(min(max_candidates - seen, _MAX_BATCH, max(256, 2 * (n_needed - got) / rate)))
+        want = n_needed - got
+        size = int(min(max_candidates - seen, _MAX_BATCH, max(64, 2 * want / rate)))
         pos, neg = cands.draw(rng, size)
-        seen += size
         keys = cands.keys(pos, neg)
-        fresh = _first_unseen(keys, chosen)
-        pos, neg, keys = pos[fresh], neg[fresh], keys[fresh]
-        prob = _probabilities(scorer, pos, neg, strategy)
-        accept = np.flatnonzero(rng.random(pos.size) < prob)[: n_needed - got]
-        rejected += (accept[-1] + 1 - accept.size) if accept.size == n_needed - got else (
-            pos.size - accept.size)
-        rate = max(accept.size / max(pos.size, 1), 1e-4)
-        parts.append((pos[accept], neg[accept], prob[accept]))
-        chosen = np.union1d(chosen, keys[accept])
-        got += accept.size
+        fresh = ~np.isin(keys, chosen)
+        prob = np.zeros(size)
+        prob[fresh] = _probabilities(scorer, pos[fresh], neg[fresh], strategy)
+        coin = rng.random(size) < prob
+        take = _first_accepted(keys, coin)[:want]
+        last = take[-1] + 1 if take.size == want else size
+        rejected += int(np.sum(fresh[:last] & ~coin[:last]))
+        seen += last
+        rate = max(take.size / max(int(fresh[:last].sum()), 1), 1e-4)
+        parts.append((pos[take], neg[take], prob[take]))
+        chosen = np.union1d(chosen, keys[take])
+        got += take.size
     if got < n_needed:
         logger.warning("soft sampling found %d of %d elements in %d candidates",
                        got, n_needed, seen)
@@ -190,13 +192,15 @@ def _probabilities(scorer, pos, neg, strategy) -> np.ndarray:
     return acceptance_probability(scorer.margins(pos, neg), strategy)
 
 
-def _first_unseen(keys: np.ndarray, chosen: np.ndarray) -> np.ndarray:
-    """Indices of keys not chosen yet, first occurrence only, in draw order."""
-    _, first = np.unique(keys, return_index=True)
-    first.sort()
-    if chosen.size:
-        first = first[~np.isin(keys[first], chosen, assume_unique=False)]
-    return first
+def _first_accepted(keys: np.ndarray, coin: np.ndarray) -> np.ndarray:
+    """Positions of accepted candidates in draw order, each element once.
+
+    A later draw of an element accepted earlier in the batch has left the unchosen
+    pool: it is a redraw, not a rejection (its coin is ignored).
+    """
+    acc = np.flatnonzero(coin)
+    _, first = np.unique(keys[acc], return_index=True)
+    return acc[np.sort(first)]
 
 
 def _hard_pairs(cands, s, k, close, chosen):

@@ -1,0 +1,68 @@
+"""WSVM (eq. 2) against the project's QP; CRR's SGD against a numpy loop."""
+
+import numpy as np
+import pytest
+
+from optrank.data import load_embedded
+from optrank.estimators._crc_baselines import CRR, WSVM, _crr_schedule
+from optrank.models._dcd import svm_objective
+from optrank.models._ranksvm import ranksvm_program
+from optrank.pairs import dense_to_csr
+from optrank.solvers._registry import solve
+
+# HiGHS' QP solver can fail on these QPs (NUMERICAL_ERROR); Clarabel is the fallback
+QP_SOLVER = ["highs", "cvxpy:CLARABEL"]
+
+
+@pytest.fixture(scope="module")
+def heart():
+    X, y = load_embedded()
+    return np.asarray(X)[:120], np.asarray(y)[:120]
+
+
+def test_wsvm_class_costs_and_optimum_match_the_qp(heart):
+    X, y = heart
+    m = WSVM(C=0.1, budget=800, tol=1e-9, max_epochs=100000, random_state=0).fit(X, y)
+    n_pos, n_neg = np.sum(y == 1), np.sum(y == -1)
+    assert m.class_costs_[1] == pytest.approx(800 / (2 * n_pos) * 0.1)
+    assert m.class_costs_[-1] == pytest.approx(800 / (2 * n_neg) * 0.1)
+    costs = np.where(y == 1, m.class_costs_[1], m.class_costs_[-1])
+    assert costs.sum() == pytest.approx(0.1 * 800)
+    Z = X * y[:, None]
+    qp = solve(ranksvm_program(dense_to_csr(Z), costs, penalty="l2", loss="hinge"), QP_SOLVER)
+    assert svm_objective(Z, costs, m.coef_) == pytest.approx(qp.objective, rel=1e-6)
+
+
+def _crr_numpy(X, y, n_iter, alpha, lam, seed):
+    first, second, sign = _crr_schedule(y, n_iter, alpha, np.random.default_rng(seed))
+    w = np.zeros(X.shape[1])
+    for t in range(n_iter):
+        z = sign[t] * (X[first[t]] - (X[second[t]] if second[t] >= 0 else 0.0))
+        eta = 1.0 / (lam * (t + 1))
+        hit = w @ z < 1
+        w = (1 - eta * lam) * w + (eta * z if hit else 0.0)
+        w = w * min(1.0, 1.0 / (np.sqrt(lam) * np.linalg.norm(w)))
+    return w
+
+
+def test_crr_matches_a_plain_pegasos_loop(heart):
+    X, y = heart
+    m = CRR(alpha=0.3, n_iter=2000, lam=0.01, random_state=4).fit(X, y)
+    np.testing.assert_allclose(m.coef_, _crr_numpy(X, y, 2000, 0.3, 0.01, 4), rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_crr_schedule_mixes_points_and_pairs(heart):
+    X, y = heart
+    first, second, sign = _crr_schedule(y, 4000, 0.25, np.random.default_rng(0))
+    point = second < 0
+    assert point.mean() == pytest.approx(0.25, abs=0.03)
+    assert np.all(sign[point] == y[first[point]])
+    assert np.all(y[first[~point]] == 1) and np.all(y[second[~point]] == -1)
+
+
+def test_baselines_rank_well_and_default_lambda(heart):
+    X, y = load_embedded()
+    crr = CRR(n_iter=20000, random_state=0).fit(X, y)
+    assert crr.lam_ == pytest.approx(1 / (0.1 * 8000))
+    assert crr.score(X, y) > 0.85 and WSVM(random_state=0).fit(X, y).score(X, y) > 0.85
