@@ -8,7 +8,8 @@ and pair count the script reports medians over repeats of
 - ``build``: ``model`` + dualization + the backend building its native model,
 - ``solve``: the native solve alone (``solution.stats["solve_time"]``),
 
-and marks ``DNF`` when a solve hits the time limit; a case whose previous size took
+and marks ``DNF`` when a solve hits the time limit or fails (each run is a forked
+process, so a native crash is reported, not fatal); a case whose previous size took
 longer than the limit (scaled linearly in pairs) is marked ``skip``. Summary lines give
 the highspy build/solve ratio, the automatically chosen form against the faster form,
 and the cvxpy and pyomo overheads over highspy at equal forms.
@@ -19,6 +20,7 @@ Run: ``python benchmarks/bench_backends.py [--quick] [--time-limit S] [--repeats
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
 import statistics
 import time
 import warnings
@@ -69,10 +71,33 @@ def run_once(Dm, costs, penalty, backend, form, time_limit):
             "auto_form": choose_form(program)}
 
 
+def _child(queue, Dm, costs, case, time_limit):
+    queue.put(run_once(Dm, costs, *case, time_limit))
+
+
+def isolated_run(Dm, costs, case, time_limit):
+    """One run in a forked process: a native crash (seen with HiGHS's QP solver) is a
+    ``crash`` row instead of the end of the benchmark."""
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(queue, Dm, costs, case, time_limit))
+    proc.start()
+    try:
+        result = queue.get(timeout=4 * time_limit + 600)
+    except Exception:  # noqa: BLE001  (crashed or hung child)
+        result = {"model": np.nan, "build": np.nan, "solve": np.nan, "objective": np.nan,
+                  "status": f"crash (exit {proc.exitcode})", "auto_form": ""}
+    proc.join(timeout=10)
+    if proc.is_alive():
+        proc.kill()
+    return result
+
+
 def bench_case(Dm, costs, case, time_limit, repeats, slow=30.0):
-    runs = [run_once(Dm, costs, *case, time_limit)]
-    while len(runs) < repeats and runs[0]["build"] + runs[0]["solve"] < slow:
-        runs.append(run_once(Dm, costs, *case, time_limit))
+    runs = [isolated_run(Dm, costs, case, time_limit)]
+    while (len(runs) < repeats and runs[0]["status"] == "optimal"
+           and runs[0]["build"] + runs[0]["solve"] < slow):
+        runs.append(isolated_run(Dm, costs, case, time_limit))
     out = {k: statistics.median(r[k] for r in runs) for k in ("model", "build", "solve")}
     out.update(status=runs[-1]["status"], objective=runs[-1]["objective"],
                auto_form=runs[-1]["auto_form"], repeats=len(runs))
