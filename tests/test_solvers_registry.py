@@ -66,3 +66,14 @@ def test_fallback_list_returns_the_first_optimal():
 def test_options_are_validated_per_backend(backend, option, value):
     with pytest.raises(ValueError, match=f"unknown option '{option}' for backend '{backend}'"):
         solve(lp(), backend, **{option: value})
+
+
+def test_highs_refuses_large_qps_with_advice():
+    from optrank.models import pair_costs, ranksvm_program
+
+    rng = np.random.default_rng(0)
+    D = sp.csr_matrix(rng.normal(size=(4001, 3)))
+    program = ranksvm_program(D, pair_costs(4001, 1.0), "l2")
+    sol = solve(program, "highs")
+    assert sol.status.value == "error" and "cvxpy:CLARABEL" in sol.message
+    assert solve(program, "auto").ok
