@@ -13,6 +13,7 @@ k-means 0.064, 0.064, 0.064 vs uniform 0.155, 0.733, 0.243.
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from optrank.features import (
     FourierFeatures,
@@ -132,3 +133,10 @@ def test_same_seed_same_features():
 def test_bad_parameters(bad, match):
     with pytest.raises(ValueError, match=match):
         bad().fit(_data())
+
+
+@parametrize_with_checks(
+    [FourierFeatures(n_components=10, random_state=0), NystromFeatures(5, random_state=0)]
+)
+def test_sklearn_transformer_contract(estimator, check):
+    check(estimator)

@@ -178,3 +178,13 @@ def test_single_class_is_rejected():
     X, _ = _linear_toy()
     with pytest.raises(ValueError, match="single class"):
         PRSVMPlus().fit(X, np.ones(len(X)))
+
+
+def test_jax_oracle_does_not_recompile_for_new_C_or_weights():
+    from optrank.models._prsvm_oracle_jax import _hessp, _phi, _value_grad
+
+    X, y = _linear_toy(1)  # same shapes as test_jax_backend_matches_numpy: shared compile
+    PRSVMPlus(C=0.5, backend="jax").fit(X, y)
+    sizes = [f._cache_size() for f in (_value_grad, _hessp, _phi)]
+    PRSVMPlus(C=2.0, backend="jax").fit(X + 1.0, y, sample_weight=np.full(len(y), 0.5))
+    assert [f._cache_size() for f in (_value_grad, _hessp, _phi)] == sizes

@@ -46,6 +46,11 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
         self.form = form
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     def fit(self, X, y=None):
         """Draw the random frequencies (and offsets) for the columns of X."""
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)

@@ -65,6 +65,11 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         self.kmeans_init = kmeans_init
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     def fit(self, X, y=None):
         """Choose landmarks, factor the landmark kernel matrix."""
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
