@@ -222,3 +222,22 @@ def test_run_grid_sparse_needs_and_uses_n_features():
     dense = run_grid(psam, lams, keys, jnp.asarray(Xp.toarray()), jnp.asarray(Xn.toarray()),
                      50, 2)
     np.testing.assert_allclose(np.asarray(sparse), np.asarray(dense), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["asam", "psam"])
+def test_high_dimensional_branch_equals_numpy_loop(kind):
+    """d above SELECT_MAX_D takes the lax.cond schedule; same numbers as the loop."""
+    from optrank.stochastic._schedule import SELECT_MAX_D
+
+    d = SELECT_MAX_D + 100
+    Xp = sp.random(15, d, density=0.002, random_state=5, format="csr")
+    Xn = sp.random(20, d, density=0.002, random_state=6, format="csr")
+    learner = FACTORIES[kind](0.2, t0=8.0, r_skip=3, a_skip=2)
+    state = learner.init(jax.random.key(0), d, jnp.float64)
+    ip, ineg = sample_indices(jax.random.key(2), 15, 20, 120)
+    padded = [tuple(map(jnp.asarray, to_padded(X, np.float64))) for X in (Xp, Xn)]
+    state, _ = run_indices(learner, state, padded[0], padded[1], ip, ineg)
+    expected = numpy_loop(kind, 0.2, 8.0, 3, 2, Xp.toarray(), Xn.toarray(), np.asarray(ip),
+                          np.asarray(ineg))
+    np.testing.assert_allclose(np.asarray(learner.output(state)), expected, rtol=1e-10,
+                               atol=1e-12)

@@ -15,6 +15,8 @@ import jax
 from optrank.stochastic import _rows
 from optrank.stochastic._state import Learner, SAMState, StepInfo
 
+UNROLL = 1
+
 
 def sample_indices(key: jax.Array, n_pos: int, n_neg: int, n_iter: int):
     """Uniform positive and negative row indices for ``n_iter`` iterations.
@@ -39,7 +41,7 @@ def scan_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_n
         i, j = ij
         return learner.update(s, _rows.take(X_pos, i), _rows.take(X_neg, j))
 
-    return jax.lax.scan(body, state, (idx_pos, idx_neg))
+    return jax.lax.scan(body, state, (idx_pos, idx_neg), unroll=UNROLL)
 
 
 def scan_random(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int):

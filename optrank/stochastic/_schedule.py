@@ -5,6 +5,10 @@ Every ``r_skip`` iterations the weights are shrunk,
 every ``a_skip`` iterations the iterate enters the running average,
 ``w~_{q+1} = (q w~_q + w) / (q + 1)``.
 
+Both steps are branch-free selects (``O(d)`` arithmetic every iteration, cheaper than a
+``lax.cond`` call for ``d <= SELECT_MAX_D``) and ``lax.cond`` above that size, where an
+``O(d)`` pass per iteration would cost more than the branch.
+
 Deviation: the shrink factor ``1 - r_skip / (t + t0)`` is clipped at 0, so that a
 ``t0`` smaller than ``r_skip`` cannot flip the sign of ``w`` (with the defaults,
 ``t0 >= r_skip``, the clip never acts).
@@ -17,22 +21,32 @@ import jax.numpy as jnp
 
 from optrank.stochastic._state import SAMState
 
+SELECT_MAX_D = 4096
+
 
 def regularize(w: jnp.ndarray, t: jnp.ndarray, t0: float, r_skip: int) -> jnp.ndarray:
     """Shrink ``w`` by ``max(0, 1 - r_skip / (t + t0))`` when ``t`` is a multiple of r_skip."""
     factor = jnp.maximum(0.0, 1.0 - r_skip / (t + t0)).astype(w.dtype)
+    if w.shape[0] <= SELECT_MAX_D:
+        return w * jnp.where(t % r_skip == 0, factor, jnp.ones_like(factor))
     return jax.lax.cond(t % r_skip == 0, lambda v: v * factor, lambda v: v, w)
 
 
 def average(w_avg: jnp.ndarray, q: jnp.ndarray, w: jnp.ndarray, t: jnp.ndarray, a_skip: int):
     """Fold ``w`` into the running average when ``t`` is a multiple of a_skip."""
 
+    due = t % a_skip == 0
+    if w.shape[0] <= SELECT_MAX_D:
+        q1 = q + due.astype(q.dtype)
+        weight = jnp.where(due, 1.0 / jnp.maximum(q1, 1).astype(w.dtype), 0.0).astype(w.dtype)
+        return w_avg + weight * (w - w_avg), q1
+
     def fold(args):
         w_avg, q = args
         q1 = q + 1
         return w_avg + (w - w_avg) / q1.astype(w.dtype), q1
 
-    return jax.lax.cond(t % a_skip == 0, fold, lambda args: args, (w_avg, q))
+    return jax.lax.cond(due, fold, lambda args: args, (w_avg, q))
 
 
 def scheduled(state: SAMState, w: jnp.ndarray, t, t0: float, r_skip: int, a_skip: int,
