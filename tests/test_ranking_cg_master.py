@@ -123,3 +123,22 @@ def test_mean_pair_cost_scales_the_pair_duals(cls):
     assert m.objective == pytest.approx(r.objective / n, rel=1e-8)
     np.testing.assert_allclose(m.weights, r.weights, atol=1e-6)
     np.testing.assert_allclose(m.duals * n, r.duals, atol=1e-6)
+
+
+@pytest.mark.parametrize("solver", ["cvxpy:CLARABEL", "highs-ipm"])
+def test_other_backends_rebuild_the_master_from_config(solver):
+    from optrank.solvers._registry import available_backends
+
+    if solver.startswith("cvxpy") and "cvxpy" not in available_backends():
+        pytest.skip("cvxpy backend not available")
+    cols = _columns(seed=4)
+    master = make_master(cols[0].size, C=0.5, solver=solver, warm_start=solver != "highs-ipm")
+    w_old = np.zeros(0)
+    for t, d in enumerate(cols):
+        master.add_prototype(d)
+        res = master.solve()
+        fun, w, pi = _linprog_master(np.column_stack(cols[: t + 1]), w_old, 0.5, np.inf)
+        assert res.objective == pytest.approx(fun, rel=1e-6)
+        np.testing.assert_allclose(res.weights, w, atol=1e-5)
+        np.testing.assert_allclose(res.duals, pi, atol=1e-5)
+        w_old = res.weights
