@@ -98,6 +98,9 @@ class CvxpyBackend:
         problem, z, rows = self.build(program)
         build_time = time.perf_counter() - t0
         kwargs = _solve_kwargs(method, options)
+        if method == "HIGHS" and program.meta.get("form") == "dual":
+            # as the highs backend: dual simplex stalls on all-pairs duals, IPX does not
+            kwargs.setdefault("highs_options", {"solver": "ipm"})
         t1 = time.perf_counter()
         try:
             problem.solve(solver=method, **kwargs)
