@@ -31,9 +31,9 @@ DEFAULT_A_SKIP = 8
 
 def hinge_step(w, x_pos, x_neg, lr):
     """One subgradient step of ``max(0, 1 - w @ (x+ - x-))`` with learning rate ``lr``."""
-    margin = _rows.dot(w, x_pos) - _rows.dot(w, x_neg)
+    margin = _rows.pair_margin(w, x_pos, x_neg)
     c = jnp.where(margin < 1.0, lr, 0.0).astype(w.dtype)
-    return _rows.add_scaled(_rows.add_scaled(w, c, x_pos), -c, x_neg), margin
+    return _rows.add_pair(w, c, x_pos, x_neg), margin
 
 
 def asam(lam, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP,

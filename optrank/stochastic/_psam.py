@@ -72,10 +72,10 @@ def psam(gamma, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP,
         t = state.t + 1
         step = 1.0 / (gamma * (t + t0))
         w = state.w
-        margin = _rows.dot(w, x_pos) - _rows.dot(w, x_neg)
+        margin = _rows.pair_margin(w, x_pos, x_neg)
         coef = hinge_prox_coefficient(margin, _rows.diff_sqnorm(x_pos, x_neg), step)
         c = (step * coef).astype(w.dtype)
-        w = _rows.add_scaled(_rows.add_scaled(w, c, x_pos), -c, x_neg)
+        w = _rows.add_pair(w, c, x_pos, x_neg)
         return scheduled(state, w, t, t0, r_skip, a_skip, True), StepInfo(margin)
 
     return Learner(init_state, update, averaged_output)

@@ -59,3 +59,17 @@ def take(rows, i):
 def n_rows(rows) -> int:
     """Number of rows of a dense or padded sparse matrix."""
     return rows[0].shape[0] if is_sparse(rows) else rows.shape[0]
+
+
+def pair_margin(w: jnp.ndarray, x_pos, x_neg) -> jnp.ndarray:
+    """Margin ``w @ (x_pos - x_neg)`` (one dot product for dense rows)."""
+    if is_sparse(x_pos):
+        return dot(w, x_pos) - dot(w, x_neg)
+    return jnp.dot(w, x_pos - x_neg)
+
+
+def add_pair(w: jnp.ndarray, c: jnp.ndarray, x_pos, x_neg) -> jnp.ndarray:
+    """Return ``w + c * (x_pos - x_neg)``."""
+    if is_sparse(x_pos):
+        return add_scaled(add_scaled(w, c, x_pos), -c, x_neg)
+    return w + c * (x_pos - x_neg)
