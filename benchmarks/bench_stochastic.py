@@ -16,6 +16,8 @@ features, standardised), ijcnn1 (training file, 49,990 x 22, standardised) and a
 * times are wall-clock seconds (what the table's main columns show) and, in brackets
   beside the ratios, process CPU seconds: the machine is shared, and CPU time of the
   single-threaded scan and numpy loop is far less sensitive to other users' load.
+* ``vmap4``: wall seconds per epoch per lambda when a 4-value lambda grid trains in one
+  ``jax.vmap`` pass (``run_grid``), the way model selection runs.
 * the paper's C++ times per epoch where stated (Table 7.3, covtype: ASAM 4.18 s,
   PSAM 5.34 s; the paper reports total training time for its number of epochs).
 
@@ -121,6 +123,28 @@ def bench_optrank(kind, X, y, d):
     return statistics.median(times), statistics.median(cpu), warm
 
 
+def bench_grid(kind, X, y, d, size=4):
+    """Wall seconds per epoch per grid point when ``size`` lambdas train in one vmap pass."""
+    import jax
+    import jax.numpy as jnp
+
+    from optrank.stochastic import asam, psam, run_grid
+
+    pos, neg = y == 1, y == -1
+    if isinstance(X, tuple):
+        Xp = tuple(jnp.asarray(a[pos]) for a in X)
+        Xn = tuple(jnp.asarray(a[neg]) for a in X)
+    else:
+        Xp, Xn = jnp.asarray(X[pos]), jnp.asarray(X[neg])
+    lams = jnp.logspace(-8, -2, size, dtype=jnp.float32)
+    keys = jax.random.split(jax.random.key(0), size)
+    factory = asam if kind == "ASAM" else psam
+    jax.block_until_ready(run_grid(factory, lams, keys, Xp, Xn, len(y), 1, (), d))
+    tic = time.perf_counter()
+    jax.block_until_ready(run_grid(factory, lams, keys, Xp, Xn, len(y), 1, (), d))
+    return (time.perf_counter() - tic) / size
+
+
 # -- numpy loop -----------------------------------------------------------------------------
 def numpy_epoch_prefix(kind, Xp, Xn, n_iter, t0=1000.0, r_skip=16, a_skip=8, seed=0):
     """Algorithm 10/11 as a plain loop; (wall, CPU) seconds for ``n_iter`` iterations."""
@@ -190,7 +214,7 @@ def main():
           f"numpy prefix {NUMPY_PREFIX} iterations, PESG batch {PESG_BATCH}")
     header = (f"{'dataset':8s} {'n':>7s} {'d':>4s} {'algo':5s} {'optrank s/ep':>12s} "
               f"{'compile s':>9s} {'numpy s/ep':>10s} {'x numpy (cpu)':>14s} {'PESG s/ep':>9s} "
-              f"{'x PESG':>7s} {'paper C++':>9s}")
+              f"{'x PESG':>7s} {'paper C++':>9s} {'vmap4 s/ep/lam':>14s}")
     print(header)
     print("-" * len(header))
     notes = []
@@ -208,12 +232,13 @@ def main():
             loop, loop_cpu = (v * n / prefix for v in numpy_epoch_prefix(
                 kind, Xdense[y == 1], Xdense[y == -1], prefix))
             paper = PAPER_CPP.get((case, kind))
+            grid = bench_grid(kind, X, y, d)
             pesg_s = f"{pesg:9.3f}" if pesg else f"{'n/a':>9s}"
             pesg_x = f"{pesg / ours:7.1f}" if pesg else f"{'n/a':>7s}"
             paper_s = f"{paper:9.2f}" if paper else f"{'-':>9s}"
             print(f"{case:8s} {n:7d} {d:4d} {kind:5s} {ours:12.3f} {warm - ours:9.2f} "
                   f"{loop:10.2f} {loop / ours:6.1f} ({loop_cpu / ours_cpu:5.1f}) {pesg_s} "
-                  f"{pesg_x} {paper_s}", flush=True)
+                  f"{pesg_x} {paper_s} {grid:14.3f}", flush=True)
     for note in sorted(set(notes)):
         print(note)
 
