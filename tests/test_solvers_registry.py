@@ -77,3 +77,10 @@ def test_highs_refuses_large_qps_with_advice():
     sol = solve(program, "highs")
     assert sol.status.value == "error" and "cvxpy:CLARABEL" in sol.message
     assert solve(program, "auto").ok
+
+
+def test_cvxpy_names_a_missing_or_unfit_solver():
+    sol = solve(lp(), "cvxpy:NOT_A_SOLVER")
+    assert sol.status.value == "error" and "not installed; installed:" in sol.message
+    sol = solve(qp(), "cvxpy:SCIPY")  # an LP-only solver handed a QP
+    assert sol.status.value == "error" and "cannot solve" in sol.message

@@ -94,6 +94,10 @@ class CvxpyBackend:
 
     def solve(self, program: Program, options: dict) -> Solution:
         method = str(options.get("method") or DEFAULT_METHOD).upper()
+        installed = _cvxpy().installed_solvers()
+        if method not in installed:
+            return self._failed(Status.ERROR, f"cvxpy solver {method} is not installed; "
+                                f"installed: {', '.join(installed)}", method, 0.0, 0.0)
         t0 = time.perf_counter()
         problem, z, rows = self.build(program)
         build_time = time.perf_counter() - t0
@@ -105,7 +109,8 @@ class CvxpyBackend:
         try:
             problem.solve(solver=method, **kwargs)
         except _cvxpy().error.SolverError as exc:
-            return self._failed(Status.NUMERICAL_ERROR, str(exc), method, build_time, t1)
+            status = Status.ERROR if "cannot solve" in str(exc) else Status.NUMERICAL_ERROR
+            return self._failed(status, str(exc), method, build_time, t1)
         except ValueError as exc:  # e.g. a QP handed to an LP-only solver
             return self._failed(Status.ERROR, str(exc), method, build_time, t1)
         stats = _timings(problem, build_time, time.perf_counter() - t1)
@@ -153,7 +158,7 @@ class CvxpyBackend:
         )
 
     def _failed(self, status, message, method, build_time, t1) -> Solution:
-        stats = {"build_time": build_time, "solve_time": time.perf_counter() - t1}
+        stats = {"build_time": build_time, "solve_time": time.perf_counter() - t1 if t1 else 0.0}
         return Solution(status, backend=f"{self.name}:{method}", message=message, stats=stats)
 
 
