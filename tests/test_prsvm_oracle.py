@@ -163,3 +163,19 @@ def test_exact_line_search_on_piecewise_quadratic():
 
     assert exact_line_search(phi, -2.0, t=5.0) == pytest.approx(0.6, abs=1e-12)
     assert exact_line_search(phi, -2.0, t=0.01) == pytest.approx(0.6, abs=1e-12)
+
+
+def test_jax_oracle_matches_numpy_oracle_including_ties():
+    from optrank.models._prsvm_oracle_jax import PRSVMOracleJax
+
+    X, y, sw = _toy(11, weighted=True)
+    X[:5] = np.round(X[:5])  # duplicated / tied rows
+    X[5:10] = X[:5]
+    y[5:10] = -y[:5]
+    w, v = np.full(X.shape[1], 0.2), np.linspace(-1, 1, X.shape[1])
+    a, b = PRSVMOracle(X, y, 0.7, sw), PRSVMOracleJax(X, y, 0.7, sw)
+    (fa, ga), (fb, gb) = a.value_grad(w), b.value_grad(w)
+    assert fb == pytest.approx(fa, rel=1e-12)
+    np.testing.assert_allclose(gb, ga, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(b.hessian(w)(v), a.hessian(w)(v), rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(b.line(w, v)(0.3), a.line(w, v)(0.3), rtol=1e-11)
