@@ -22,13 +22,14 @@ features, standardised), ijcnn1 (training file, 49,990 x 22, standardised) and a
   PSAM 5.34 s; the paper reports total training time for its number of epochs).
 
 Parsed arrays are cached as .npy files under ``/tmp/optrank_bench_stochastic``.
-Run: ``OPTRANK_DATA=/path/to/shared/data python benchmarks/bench_stochastic.py``
+Run: ``OPTRANK_DATA=/path/to/shared/data python benchmarks/bench_stochastic.py [case ...]``
 """
 
 from __future__ import annotations
 
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -218,7 +219,7 @@ def main():
     print(header)
     print("-" * len(header))
     notes = []
-    for case in CASES:
+    for case in sys.argv[1:] or CASES:
         X, y, _spec = _cached(case)
         d = 123 if case == "a9a" else X.shape[1]
         n = len(y)

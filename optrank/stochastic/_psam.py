@@ -73,7 +73,7 @@ def psam(gamma, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP,
         step = 1.0 / (gamma * (t + t0))
         w = state.w
         margin = _rows.pair_margin(w, x_pos, x_neg)
-        coef = hinge_prox_coefficient(margin, _rows.diff_sqnorm(x_pos, x_neg), step)
+        coef = hinge_prox_coefficient(margin, _rows.diff_sqnorm(x_pos, x_neg, w.shape[0]), step)
         c = (step * coef).astype(w.dtype)
         w = _rows.add_pair(w, c, x_pos, x_neg)
         return scheduled(state, w, t, t0, r_skip, a_skip, True), StepInfo(margin)

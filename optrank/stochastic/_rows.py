@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+DENSE_SCRATCH_MAX_D = 4096
+
 
 def is_sparse(row) -> bool:
     """Whether ``row`` is a padded ``(indices, values)`` sparse row (or stack of rows)."""
@@ -34,18 +36,24 @@ def add_scaled(w: jnp.ndarray, c: jnp.ndarray, row) -> jnp.ndarray:
     return w + c * row
 
 
-def diff_sqnorm(row_a, row_b) -> jnp.ndarray:
+def diff_sqnorm(row_a, row_b, n_features: int | None = None) -> jnp.ndarray:
     """Squared norm ``||row_a - row_b||^2``.
 
-    For sparse rows the cross term is found by a sorted-index match
-    (``searchsorted``), ``O(k log k)`` for ``k`` stored entries, never ``O(d)``.
+    For sparse rows the cross term ``row_a @ row_b`` is found by scattering ``row_a``
+    into a dense scratch vector when ``n_features`` is given and at most
+    ``DENSE_SCRATCH_MAX_D`` (``O(d + k)``), otherwise by a sorted-index match
+    (``searchsorted``, ``O(k log k)`` for ``k`` stored entries, never ``O(d)``).
     """
     if not is_sparse(row_a):
         diff = row_a - row_b
         return jnp.dot(diff, diff)
     (ia, va), (ib, vb) = row_a, row_b
-    pos = jnp.clip(jnp.searchsorted(ib, ia), 0, ib.shape[0] - 1)
-    cross = jnp.sum(jnp.where(ib[pos] == ia, va * vb[pos], 0.0))
+    if n_features is not None and n_features <= DENSE_SCRATCH_MAX_D:
+        scratch = jnp.zeros(n_features + 1, va.dtype).at[ia].set(va, mode="drop")
+        cross = jnp.dot(scratch.at[ib].get(mode="clip"), vb)
+    else:
+        pos = jnp.clip(jnp.searchsorted(ib, ia), 0, ib.shape[0] - 1)
+        cross = jnp.sum(jnp.where(ib[pos] == ia, va * vb[pos], 0.0))
     return jnp.dot(va, va) + jnp.dot(vb, vb) - 2.0 * cross
 
 
