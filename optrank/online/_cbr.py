@@ -103,8 +103,7 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool):
         own = (y > 0).astype(jnp.int32)
         opp = 1 - own
         key, sub = jax.random.split(state.key)
-        buffers = buffers_push(state.buffers, own, x, sub, policy)
-        size = buffers.data.shape[1]
+        size = state.buffers.data.shape[1]
         C_t = state.C
         if class_weighted:
             C_t = state.C * jnp.maximum(1.0, state.buffers.seen[opp] / size)
@@ -119,6 +118,8 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool):
             C_t,
             state.phi,
         )
+        # the own-class push comes after reading the opposite buffer, so XLA updates in place
+        buffers = buffers_push(state.buffers, own, x, sub, policy)
         new = state._replace(mu=mu, cov=cov, buffers=buffers, step=state.step + 1, key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 
