@@ -190,15 +190,31 @@ def ranksvm_program(
                                            "n_features": d, "box": box})
 
 
+def _pair_rows(M: sp.csr_matrix, n_pairs: int) -> sp.csr_matrix:
+    """``[M, I]`` in CSR built from arrays (scipy's hstack of CSR goes through COO)."""
+    M = sp.csr_matrix(M)
+    n_cols = M.shape[1]
+    indptr = M.indptr.astype(np.int64) + np.arange(n_pairs + 1)
+    slot = np.zeros(indptr[-1], dtype=bool)  # True where a pair's xi entry goes (row end)
+    slot[indptr[1:] - 1] = True
+    data = np.empty(indptr[-1])
+    data[~slot], data[slot] = M.data, 1.0
+    indices = np.empty(indptr[-1], dtype=np.int64)
+    indices[~slot], indices[slot] = M.indices, n_cols + np.arange(n_pairs)
+    return sp.csr_matrix((data, indices, indptr), shape=(n_pairs, n_cols + n_pairs))
+
+
+def _weight_rows(D: sp.csr_matrix, w_map: sp.csr_matrix) -> sp.csr_matrix:
+    """``D @ w_map``; the identity map (most penalties) costs nothing."""
+    if w_map.shape[0] == w_map.shape[1] and (w_map != sp.identity(w_map.shape[0])).nnz == 0:
+        return D
+    return D @ w_map
+
+
 def _assemble(D, costs, reg: Regularizer, loss: str, meta: dict) -> Program:
     n_pairs, n_reg = D.shape[0], reg.cost.size
-    A = sp.vstack(
-        [
-            sp.hstack([D @ reg.w_map, sp.identity(n_pairs, format="csr")]),
-            sp.hstack([reg.A, sp.csr_matrix((reg.A.shape[0], n_pairs))]),
-        ],
-        format="csr",
-    )
+    extra = sp.hstack([reg.A, sp.csr_matrix((reg.A.shape[0], n_pairs))], format="csr")
+    A = sp.vstack([_pair_rows(_weight_rows(D, reg.w_map), n_pairs), extra], format="csr")
     hinge = loss == "hinge"
     c = np.concatenate([reg.cost, costs if hinge else np.zeros(n_pairs)])
     qdiag = np.concatenate([
