@@ -46,9 +46,9 @@ class DualMap:
     slack_rows: np.ndarray  # the P row of each eliminated slack
 
 
-def _slack_columns(p: Program) -> tuple[np.ndarray, np.ndarray]:
+def _slack_columns(p: Program, csc: sp.csc_matrix | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Columns that are pure hinge slacks of one-sided rows (see module doc)."""
-    csc = p.A.tocsc()
+    csc = p.A.tocsc() if csc is None else csc
     counts = np.diff(csc.indptr)
     cand = np.flatnonzero(
         (counts == 1) & (p.col_lower == 0) & np.isinf(p.col_upper) & (p.c >= 0)
@@ -84,10 +84,11 @@ def dualize(p: Program) -> tuple[Program, DualMap]:
     """Build the dual LP of ``p`` (as a minimisation) and the map back."""
     if p.is_qp:
         raise ValueError("automatic dualization supports LPs only; solve the QP in primal form")
-    slack_cols, slack_rows = _slack_columns(p)
+    csc = p.A.tocsc()  # once: column access for slacks and for the dual's rows
+    slack_cols, slack_rows = _slack_columns(p, csc)
     y_lo, y_hi, row_cols, b = _row_duals(p)
     # bounds from eliminated slacks: y_i <= c_j / a_ij  (a > 0, lower row), y_i >= c_j/a_ij else
-    slack_vals = p.A.tocsc()[:, slack_cols].tocoo()
+    slack_vals = csc[:, slack_cols].tocoo()
     limit = p.c[slack_cols[slack_vals.col]] / slack_vals.data
     pos_of_row = np.full(p.n_rows, -1)
     pos_of_row[row_cols] = np.arange(row_cols.size)
@@ -106,7 +107,7 @@ def dualize(p: Program) -> tuple[Program, DualMap]:
     shift = np.where(boxed, 0.0, np.where(lo_f, l, np.where(up_f, u, 0.0)))
     shift = np.nan_to_num(shift, posinf=0.0, neginf=0.0)
 
-    AT = p.A[row_cols][:, kept].T.tocsr() if row_cols.size else sp.csr_matrix((kept.size, 0))
+    AT = _rows_of_dual(p, csc, row_cols, kept)
     # objective of D (as max): b@y + sum_j shift_j (c_j - A_j@y) + fixed terms
     fixed_shift = p.col_lower[fixed]
     A_fixed = p.A[row_cols][:, fixed] if fixed.size else None
@@ -118,7 +119,7 @@ def dualize(p: Program) -> tuple[Program, DualMap]:
     n_box = int(boxed.sum())
     box_idx = np.flatnonzero(boxed)
     eye = sp.csr_matrix((np.ones(n_box), (box_idx, np.arange(n_box))), shape=(kept.size, n_box))
-    A_d = sp.hstack([AT, eye, eye], format="csr")
+    A_d = sp.hstack([AT, eye, eye], format="csr") if n_box else AT
     obj = np.concatenate([obj_y, l[box_idx], u[box_idx]])
     col_lo = np.concatenate([y_lo, np.zeros(n_box), np.full(n_box, -np.inf)])
     col_hi = np.concatenate([y_hi, np.full(n_box, np.inf), np.zeros(n_box)])
@@ -137,6 +138,16 @@ def dualize(p: Program) -> tuple[Program, DualMap]:
         meta={"form": "dual"},
     )
     return dual, DualMap(row_cols, kept, shift, fixed, slack_cols, slack_rows)
+
+
+def _rows_of_dual(p: Program, csc, row_cols: np.ndarray, kept: np.ndarray) -> sp.csr_matrix:
+    """``A[row_cols][:, kept].T`` as CSR: the transpose of a CSC column selection is CSR."""
+    if not row_cols.size:
+        return sp.csr_matrix((kept.size, 0))
+    selected = csc[:, kept]
+    if not np.array_equal(row_cols, np.arange(p.n_rows)):
+        selected = selected[row_cols]
+    return sp.csr_matrix(selected.T)
 
 
 def _row_duals(p: Program):
