@@ -82,7 +82,9 @@ def dcd_svm(
     n = cap if n_active is None else int(n_active)
     upper = np.where(np.arange(cap) < n, np.asarray(upper, dtype=np.float64), 0.0)
     a0 = np.zeros(cap) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0.0, upper)
-    padded = _padded_size(cap, 512)  # few distinct shapes -> few compilations
+    # few distinct shapes -> few compilations; >= 1 spare row, so steps past the
+    # active count land on an unvisited coordinate and rewrite its value (a no-op)
+    padded = _padded_size(cap + 1, 512)
     Zp = np.zeros((padded, _padded_size(Z.shape[1], 16)))  # zero columns change nothing
     Zp[:cap, : Z.shape[1]] = Z
     with jax.enable_x64(True):
@@ -152,7 +154,9 @@ def _run_epoch(s: _Epoch, Z, upper, qd, valid, tol) -> _Epoch:
         i = order[jnp.minimum(k, order.shape[0] - 1)]
         zi = jax.lax.dynamic_index_in_dim(Z, i, keepdims=False)
         g = jnp.dot(zi, w) - 1.0
-        a, u, q = alpha[i], upper[i], qd[i]
+        # read the epoch-start values (each coordinate is visited once per epoch): a
+        # read and a write of the same carried buffer make XLA copy it every step
+        a, u, q, act = s.alpha[i], upper[i], qd[i], s.active[i]
         shrink = live & (((a == 0.0) & (g > s.pg_max_old)) | ((a == u) & (g < s.pg_min_old)))
         pg = jnp.where(a == 0.0, jnp.minimum(g, 0.0), jnp.where(a == u, jnp.maximum(g, 0.0), g))
         pg = jnp.where(shrink | ~live, 0.0, pg)
@@ -160,7 +164,7 @@ def _run_epoch(s: _Epoch, Z, upper, qd, valid, tol) -> _Epoch:
         new_a = jnp.where((pg != 0.0) & ~shrink & live, jnp.clip(step_a, 0.0, u), a)
         w = w + (new_a - a) * zi
         alpha = jax.lax.dynamic_update_index_in_dim(alpha, new_a, i, 0)
-        active = jax.lax.dynamic_update_index_in_dim(active, active[i] & ~shrink, i, 0)
+        active = jax.lax.dynamic_update_index_in_dim(active, act & ~shrink, i, 0)
         return (w, alpha, active,
                 jnp.where(shrink, pg_max, jnp.maximum(pg_max, pg)),
                 jnp.where(shrink, pg_min, jnp.minimum(pg_min, pg)))
