@@ -14,7 +14,8 @@ longer than the limit (scaled linearly in pairs) is marked ``skip``. Summary lin
 the highspy build/solve ratio, the automatically chosen form against the faster form,
 and the cvxpy and pyomo overheads over highspy at equal forms.
 
-Run: ``python benchmarks/bench_backends.py [--quick] [--time-limit S] [--repeats R]``
+Run: ``python benchmarks/bench_backends.py [--quick] [--time-limit S] [--repeats R]
+[--sizes N ...] [--backends NAME ...]``
 """
 
 from __future__ import annotations
@@ -111,8 +112,11 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=None,
                         help="default: 3 up to 100k pairs, 1 above (1 with --quick); "
                         "a case whose first run takes over 30 s is not repeated")
+    parser.add_argument("--sizes", type=int, nargs="+", help="pair counts to run")
+    parser.add_argument("--backends", nargs="+", help="only these backends")
     args = parser.parse_args(argv)
-    sizes = QUICK_SIZES if args.quick else FULL_SIZES
+    sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
+    cases = [c for c in CASES if not args.backends or c[1] in args.backends]
     import cvxpy  # noqa: F401  (import cost outside the timings)
     import pyomo.environ  # noqa: F401
     from pyomo.contrib.solver.solvers.highs import Highs  # noqa: F401
@@ -120,7 +124,7 @@ def main(argv=None):
     for n_pairs in sizes:
         Dm, costs = pair_data(n_pairs)
         repeats = args.repeats or (1 if args.quick or n_pairs > 100_000 else 3)
-        for case in CASES:
+        for case in cases:
             results[(n_pairs, *case)] = measure(results, sizes, n_pairs, Dm, costs, case,
                                                 args.time_limit, repeats)
             print(row(n_pairs, case, results[(n_pairs, *case)]), flush=True)
