@@ -17,7 +17,7 @@ from sklearn.utils import check_array
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.metrics import auc
 from optrank.models._crc import crc_costs, crc_differences, crc_weights, split_threshold
-from optrank.models._dcd import dcd_svm
+from optrank.models._dcd import dcd_svm, padded_shape
 from optrank.models._pair_sampling import (
     SOFT,
     STRATEGIES,
@@ -243,11 +243,12 @@ class _Run:
     def __init__(self, X, y, cands, budget, est, rng, eval_set):
         self.X, self.y, self.cands, self.budget, self.est, self.rng = X, y, cands, budget, est, rng
         self.eval_X, self.eval_y = eval_set
-        d = X.shape[1] + int(est.threshold)
-        self.Z = np.zeros((budget, d))
+        self.d = d = X.shape[1] + int(est.threshold)
+        rows, cols = padded_shape(budget, d)  # the solver's shape: no copy per round
+        self.Z = np.zeros((rows, cols))
         self.pos = np.full(budget, -1, np.int64)
         self.neg = np.full(budget, -1, np.int64)
-        self.prob, self.costs, self.alpha = np.ones(budget), np.zeros(budget), np.zeros(budget)
+        self.prob, self.costs, self.alpha = np.ones(budget), np.zeros(rows), np.zeros(rows)
         self.size, self.w, self.stopped_early = 0, np.zeros(d), False
         self.history = {k: [] for k in _HISTORY_KEYS}
         self.t0 = time.process_time()
@@ -280,7 +281,8 @@ class _Run:
     def _append(self, draw) -> None:
         lo, hi = self.size, self.size + draw.pos.size
         self.pos[lo:hi], self.neg[lo:hi], self.prob[lo:hi] = draw.pos, draw.neg, draw.prob
-        self.Z[lo:hi] = crc_differences(self.X, draw.pos, draw.neg, self.est.threshold)
+        self.Z[lo:hi, : self.d] = crc_differences(self.X, draw.pos, draw.neg,
+                                                  self.est.threshold)
         self.size = hi
 
     def _train(self, draw) -> None:
@@ -290,7 +292,7 @@ class _Run:
         seed = int(self.rng.integers(2**31 - 1))
         res = dcd_svm(self.Z, self.costs, self.alpha, n_active=n, tol=float(est.tol),
                       max_epochs=int(est.max_epochs), seed=seed)
-        self.w, self.alpha = res.w, res.alpha
+        self.w, self.alpha = res.w[: self.d], res.alpha
         self._record(draw, res.n_epochs)
 
     def _record(self, draw, epochs: int) -> None:

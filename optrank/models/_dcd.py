@@ -82,21 +82,46 @@ def dcd_svm(
     n = cap if n_active is None else int(n_active)
     upper = np.where(np.arange(cap) < n, np.asarray(upper, dtype=np.float64), 0.0)
     a0 = np.zeros(cap) if alpha0 is None else np.clip(np.asarray(alpha0, float), 0.0, upper)
-    # few distinct shapes -> few compilations; >= 1 spare row, so steps past the
-    # active count land on an unvisited coordinate and rewrite its value (a no-op)
-    padded = _padded_size(cap + 1, 512)
-    Zp = np.zeros((padded, _padded_size(Z.shape[1], 16)))  # zero columns change nothing
-    Zp[:cap, : Z.shape[1]] = Z
+    if _is_padded(Z.shape, n):  # the caller keeps a padded pool: no copy
+        Zp, up, ap = Z, upper, a0
+    else:
+        rows, cols = padded_shape(cap, Z.shape[1])
+        Zp = np.zeros((rows, cols))
+        Zp[:cap, : Z.shape[1]] = Z
+        up, ap = _pad(upper, rows), _pad(a0, rows)
     with jax.enable_x64(True):
         w, a, epochs, ok = _dcd_jit(
-            jnp.asarray(Zp), jnp.asarray(_pad(upper, padded)), jnp.asarray(_pad(a0, padded)),
+            jnp.asarray(Zp), jnp.asarray(up), jnp.asarray(ap),
             n, float(tol), int(max_epochs), jax.random.PRNGKey(seed),
         )
         w = np.asarray(w)[: Z.shape[1]]
         return DCDResult(w, np.asarray(a)[:cap], int(epochs), bool(ok))
 
 
+def padded_shape(n_rows: int, n_cols: int) -> tuple[int, int]:
+    """Shape the solver pads a pool to: >= 512 rows (one spare), >= 16 columns.
+
+    Sizes are powers of two (multiples of 65536 beyond): few distinct shapes mean
+    few compilations; the spare row makes the steps past the
+    active count land on an unvisited coordinate and rewrite its value (a no-op).
+    Zero columns change nothing. A pool allocated with this shape is used as is.
+
+    Examples
+    --------
+    >>> padded_shape(8000, 54), padded_shape(512, 3)
+    ((8192, 64), (1024, 16))
+    """
+    return _padded_size(n_rows + 1, 512), _padded_size(n_cols, 16)
+
+
+def _is_padded(shape: tuple[int, int], n_active: int) -> bool:
+    return n_active < shape[0] and tuple(shape) == padded_shape(shape[0] - 1, shape[1])
+
+
 def _padded_size(n: int, least: int) -> int:
+    """Next power of two (at least ``least``); multiples of 65536 beyond that."""
+    if n > 65536:
+        return -(-n // 65536) * 65536
     return max(least, 1 << int(np.ceil(np.log2(max(n, 1)))))
 
 
