@@ -54,7 +54,9 @@ def cross_validate(name, make):
 def main(names):
     ref = paper_values()
     ref_name = {e.name: e.reference_name for e in OB2RMK_TABLE3.datasets}
-    print(f"{'dataset':12s} {'method':10s} {'AUC (ours)':>14s} {'paper':>7s} {'time':>7s}")
+    print(
+        f"{'dataset':12s} {'method':10s} {'AUC (ours)':>14s} {'paper':>7s} {'time':>7s}", flush=True
+    )
     for name in names:
         for method, make in models().items():
             start = time.perf_counter()
@@ -62,7 +64,10 @@ def main(names):
             paper_method = "KOIL_RS++^*" if method == "KOIL_RS++" else method
             paper = ref.get((ref_name.get(name, name), paper_method), float("nan"))
             took = time.perf_counter() - start
-            print(f"{name:12s} {method:10s} {mean:.3f}±{std:.3f} {paper:7.3f} {took:6.1f}s")
+            print(
+                f"{name:12s} {method:10s} {mean:.3f}±{std:.3f} {paper:7.3f} {took:6.1f}s",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
