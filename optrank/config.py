@@ -25,7 +25,7 @@ Examples
 --------
 >>> cfg = config_from_dict({"model": {"estimator": "RankSVM", "C": 0.5}})
 >>> cfg.model.params["C"], cfg.solver.spec()
-(0.5, 'highs')
+(0.5, 'auto')
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class SolverConfig:
         if self.profile is not None:
             return self.profile
         if self.backend is None:
-            return "highs"
+            return "auto"
         return {"backend": self.backend, "form": self.form, "options": dict(self.options)}
 
 
