@@ -7,6 +7,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from sklearn.base import clone  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from optrank.estimators._ranking_cg import (  # noqa: E402
     RankingCG,
@@ -139,3 +140,28 @@ def test_mean_reduction_bounds_the_duals_by_one_over_the_pair_count():
     m = SmoothRankingCG(C=1e-3, reduction="mean", max_prototypes=3, random_state=0, **FAST)
     m.fit(X, y)
     assert m.duals_.max() <= 1.0 / len(m.pairs_) + 1e-12
+
+
+# Exclusions, as in tests/test_stochastic_estimators.py: a ranker has no predict, and
+# labels other than {-1, +1}, {0, 1}, booleans need an explicit pos_label (project rule).
+_EXPECTED_FAILED = {
+    "check_classifiers_train": "ranker: no predict, score is AUC",
+    "check_supervised_y_2d": "calls predict",
+    "check_classifiers_classes": "str labels {'one', 'two'} need pos_label",
+    "check_fit2d_1feature": "labels {1, 2} need pos_label",
+    "check_estimators_dtypes": "labels {1, 2} need pos_label",
+    "check_classifier_data_not_an_array": "labels {1, 2} need pos_label",
+    "check_dtype_object": "object labels need pos_label; the message names the values found",
+    "check_classifiers_regression_target": "continuous y is rejected by the label rule, "
+    "with the values found rather than 'Unknown label type'",
+    "check_classifier_not_supporting_multiclass": "multi-class y is rejected by the label "
+    "rule, not by sklearn's type_of_target message",
+}
+
+
+@parametrize_with_checks(
+    [SmoothRankingCG(max_prototypes=2, max_pricing_steps=10, random_state=0)],
+    expected_failed_checks=lambda est: _EXPECTED_FAILED,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
