@@ -1,0 +1,212 @@
+"""Out-of-core PRSVM+: the sorting oracle over a dask array chunked by rows.
+
+Only two products touch ``X``: the scores ``X v`` and the reduction ``X^T z``. Here
+both run blockwise: each row block computes its part of ``X v`` and the ``n`` scores
+are gathered on the driver (``8 n`` bytes, small beside ``X``); the sort, the active
+set and every score-space quantity are the in-memory oracle's own code
+(:class:`~optrank.models._prsvm_oracle.PRSVMOracle`, which this class subclasses);
+the per-row coefficient vector ``z`` is cut into the same row chunks and sent back,
+and each block returns ``z_b @ X_b`` (``d`` floats), summed on the driver in block
+order. The truncated Newton solver is unchanged: it sees the same callables.
+
+Per evaluation the cluster holds ``X`` (persisted, or re-read from its source on
+every pass with ``persist=False``) and the driver holds a handful of length-``n``
+vectors: memory per worker is the size of its blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from optrank._validation import binary_labels, require_two_classes
+from optrank.models._prsvm_oracle import PRSVMOracle
+from optrank.solvers._newton import truncated_newton
+
+
+def _block_scores(block: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return np.asarray(block @ v, dtype=np.float64).ravel()
+
+
+def _block_xt(block: np.ndarray, z: np.ndarray) -> np.ndarray:
+    return np.asarray(z @ block, dtype=np.float64).ravel()
+
+
+def as_row_chunked(X, chunks: int | Sequence[int] | None = None):
+    """``X`` as a float64 dask array with one column chunk, rows chunked as given.
+
+    ``X`` may be a dask array (``chunks=None`` keeps its row chunks) or a dense numpy
+    array (``chunks``: rows per block, or a tuple of block lengths, uneven allowed).
+
+    Examples
+    --------
+    >>> as_row_chunked(np.zeros((5, 2)), (2, 3)).chunks
+    ((2, 3), (2,))
+    """
+    import dask.array as da
+
+    if not isinstance(X, da.Array):
+        if not isinstance(X, np.ndarray):
+            raise TypeError(
+                f"X must be a dask array or a dense numpy array, got {type(X).__name__}; "
+                "convert sparse input with .toarray() or use PRSVMPlus for in-memory CSR"
+            )
+        if chunks is None:
+            raise ValueError("a numpy X needs chunks (rows per block or a tuple of lengths)")
+        X = da.from_array(X, chunks=(chunks, X.shape[1]))
+    elif chunks is not None:
+        X = X.rechunk((chunks, X.shape[1]))
+    if X.ndim != 2:
+        raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
+    if len(X.chunks[1]) != 1:
+        X = X.rechunk({1: X.shape[1]})
+    return X
+
+
+class DaskPRSVMOracle(PRSVMOracle):
+    """:class:`PRSVMOracle` whose ``X`` products run blockwise over a dask array.
+
+    Parameters
+    ----------
+    X : dask.array.Array or ndarray, shape (n_samples, n_features)
+        Rows chunked in blocks (see :func:`as_row_chunked`); dense float64 blocks.
+    y : ndarray of {-1, +1}
+        Labels (in memory: ``n`` values).
+    C : float
+        Weight of the pairwise loss.
+    sample_weight : ndarray or None
+        Per-sample weights; a pair weighs ``s_p * s_n``.
+    chunks : int or tuple of int, optional
+        Row chunking for a numpy ``X`` (or a rechunk of a dask one).
+    persist : bool
+        Keep the blocks in (cluster) memory after the first pass; ``False`` re-runs
+        ``X``'s graph (e.g. reading from disk) on every pass.
+    compute_kwargs : dict, optional
+        Passed to ``dask.compute`` (e.g. ``{"scheduler": "synchronous"}``); by default
+        the active distributed client, else dask's threaded scheduler.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    >>> oracle = DaskPRSVMOracle(X, np.array([1, -1, -1]), chunks=(1, 2),
+    ...                          compute_kwargs={"scheduler": "synchronous"})
+    >>> f, g = oracle.value_grad(np.zeros(2))
+    >>> f, g.tolist()
+    (2.0, [-3.0, 3.0])
+    """
+
+    def __init__(
+        self,
+        X,
+        y,
+        C: float = 1.0,
+        sample_weight=None,
+        *,
+        chunks=None,
+        persist: bool = True,
+        compute_kwargs: dict | None = None,
+    ):
+        X = as_row_chunked(X, chunks)
+        self.compute_kwargs = dict(compute_kwargs or {})
+        if persist:
+            X = X.persist(**self.compute_kwargs)
+        super().__init__(X, y, C, sample_weight)
+        if self.y.size != X.shape[0]:
+            raise ValueError(f"y has {self.y.size} labels, X has {X.shape[0]} rows")
+        self.row_chunks = X.chunks[0]
+        self._blocks = list(X.to_delayed().ravel())
+        self._bounds = np.cumsum(self.row_chunks)[:-1]
+
+    def _gather(self, parts: list):
+        import dask
+
+        return dask.compute(*parts, **self.compute_kwargs)
+
+    def scores(self, w: np.ndarray) -> np.ndarray:
+        """``X @ w`` computed per row block and gathered as one float64 vector."""
+        import dask
+
+        w = np.asarray(w, dtype=np.float64)
+        parts = [dask.delayed(_block_scores)(b, w) for b in self._blocks]
+        return np.concatenate(self._gather(parts))
+
+    def _xt(self, z: np.ndarray) -> np.ndarray:
+        """``X^T z``: ``z`` cut into the row chunks, one ``z_b @ X_b`` per block, summed."""
+        import dask
+
+        pieces = np.split(np.asarray(z, dtype=np.float64), self._bounds)
+        parts = [dask.delayed(_block_xt)(b, p) for b, p in zip(self._blocks, pieces, strict=True)]
+        return np.sum(np.stack(self._gather(parts)), axis=0)
+
+
+def prsvm_dask_fit(
+    X,
+    y,
+    *,
+    C: float = 1.0,
+    tol: float = 1e-3,
+    max_iter: int = 100,
+    max_cg_iter: int | None = None,
+    sample_weight=None,
+    pos_label=None,
+    chunks=None,
+    persist: bool = True,
+    compute_kwargs: dict | None = None,
+):
+    """Fit :class:`~optrank.PRSVMPlus` on a row-chunked dask array (out of core).
+
+    Runs the same truncated Newton as ``PRSVMPlus(C, tol, max_iter, max_cg_iter).fit``
+    on a :class:`DaskPRSVMOracle` and returns a fitted ``PRSVMPlus`` (``coef_``,
+    ``threshold_``, ``n_iter_``, ``history_``, ``converged_``, ``classes_``), whose
+    ``decision_function`` takes in-memory ``X``. The data is not validated row by row
+    beyond one finiteness pass.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 3)); y = np.where(X[:, 0] > 0, 1, -1)
+    >>> model = prsvm_dask_fit(da.from_array(X, chunks=(100, 3)), y, C=0.01,
+    ...                        compute_kwargs={"scheduler": "synchronous"})
+    >>> model.score(X, y) > 0.95
+    True
+    """
+    import dask
+    import dask.array as da
+
+    from optrank.estimators._prsvm import PRSVMPlus, _check_weights, accuracy_threshold
+
+    model = PRSVMPlus(C=C, tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter,
+                      pos_label=pos_label)
+    model._check_params()
+    y_raw = np.asarray(y.compute() if isinstance(y, da.Array) else y)
+    y_pm = binary_labels(y_raw, pos_label)
+    require_two_classes(y_pm)
+    classes = np.unique(y_raw)
+    if pos_label is not None:
+        classes = np.array(sorted(classes, key=lambda v: v == pos_label))
+    Xd = as_row_chunked(X, chunks)
+    kwargs = dict(compute_kwargs or {})
+    if persist:
+        Xd = Xd.persist(**kwargs)
+    if not dask.compute(da.isfinite(Xd).all(), **kwargs)[0]:
+        raise ValueError("X contains NaN or inf")
+    sw = _check_weights(sample_weight, Xd.shape[0])
+    oracle = DaskPRSVMOracle(Xd, y_pm, C, sw, persist=False, compute_kwargs=kwargs)
+    res = truncated_newton(
+        oracle.value_grad,
+        oracle.hessian,
+        np.zeros(Xd.shape[1]),
+        line=oracle.line,
+        tol=tol,
+        max_iter=max_iter,
+        max_cg_iter=max_cg_iter,
+    )
+    model.coef_, model.n_iter_, model.history_ = res.x, res.n_iter, res.history
+    model.converged_ = res.converged
+    model.classes_, model.n_features_in_ = classes, Xd.shape[1]
+    model.threshold_ = accuracy_threshold(oracle.scores(res.x), y_pm)
+    return model
