@@ -179,8 +179,7 @@ def prsvm_dask_fit(
 
     from optrank.estimators._prsvm import PRSVMPlus, _check_weights, accuracy_threshold
 
-    model = PRSVMPlus(C=C, tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter,
-                      pos_label=pos_label)
+    model = PRSVMPlus(C=C, tol=tol, max_iter=max_iter, max_cg_iter=max_cg_iter, pos_label=pos_label)
     model._check_params()
     y_raw = np.asarray(y.compute() if isinstance(y, da.Array) else y)
     y_pm = binary_labels(y_raw, pos_label)
