@@ -4,6 +4,7 @@
     optrank evaluate --model MODEL.npz [--config FILE] [--dataset NAME]
     optrank datasets [--data-dir DIR]
     optrank reproduce PROTOCOL [--quick] [--output DIR]
+    optrank report RESULTS_DIR [--output report.html]
 """
 
 from __future__ import annotations
@@ -61,7 +62,17 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="reduced protocol for a fast check")
     rp.add_argument("--output", type=Path, default=Path("results"), help="output directory")
     rp.set_defaults(func=cmd_reproduce)
+    _report_parser(sub)
     return p
+
+
+def _report_parser(sub) -> None:
+    rep = sub.add_parser("report", help="plots (PNG) and one HTML report of a results directory")
+    rep.add_argument("results_dir", type=Path, help="directory written by 'reproduce'")
+    rep.add_argument("--output", type=Path, default=None,
+                     help="HTML file (default: RESULTS_DIR/report.html); PNGs go to figures/ "
+                     "beside it")
+    rep.set_defaults(func=cmd_report)
 
 
 def _data_args(p: argparse.ArgumentParser) -> None:
@@ -183,6 +194,18 @@ def cmd_reproduce(args) -> int:
     result = run_protocol(protocol, output_dir=args.output, progress=True)
     print(result.markdown)
     print(f"\nwrote {result.csv_path} and {result.markdown_path}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from optrank.experiments._html import build_report
+
+    report = build_report(args.results_dir, args.output)
+    for path in report.png_paths:
+        print(f"figure     {path}")
+    for reason in report.skipped:
+        print(f"skipped    {reason}")
+    print(f"report     {report.html_path}")
     return 0
 
 

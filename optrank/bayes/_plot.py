@@ -18,15 +18,12 @@ def plot_weights(kernel_weights, sample_weights, kernel_names=None, title=None):
     """
     from matplotlib.figure import Figure
 
+    from optrank.plotting import draw_kernel_weights
+
     fig = Figure(figsize=(10, 3.5))
     ax_k, ax_s = fig.subplots(1, 2)
-    idx = np.arange(1, len(kernel_weights) + 1)
-    ax_k.bar(idx, kernel_weights, color="tab:blue")
-    ax_k.set_xlabel("kernel")
-    ax_k.set_ylabel("kernel weights")
+    draw_kernel_weights(ax_k, kernel_weights, kernel_names)
     ax_k.set_title("(a) kernel weights")
-    if kernel_names is not None:
-        ax_k.set_xticks(idx, kernel_names, rotation=90, fontsize=7)
     ax_s.stem(np.arange(1, len(sample_weights) + 1), sample_weights, markerfmt=" ", basefmt="k-")
     ax_s.set_xlabel("sample")
     ax_s.set_ylabel("sample weights")

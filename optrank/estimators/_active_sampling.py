@@ -146,12 +146,13 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         """AUC against ``|L*|`` (the paper's Fig. 4 curve); returns the Figure."""
         import matplotlib.pyplot as plt
 
+        from optrank.plotting import draw_budget_curve
+
         if not self.track_history:
             raise ValueError("fit with track_history=True to record the AUC curve")
         fig, ax = plt.subplots() if ax is None else (ax.figure, ax)
-        ax.plot(self.history_["n_pairs"], self.history_["auc"], label=label or self.strategy)
-        ax.set_xlabel("|L*| (chosen pairs)")
-        ax.set_ylabel("AUC")
+        draw_budget_curve(ax, self.history_["n_pairs"], self.history_["auc"],
+                          label=label or self.strategy)
         ax.legend()
         return fig
 

@@ -142,15 +142,11 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
         """
         import matplotlib.pyplot as plt
 
+        from optrank.plotting import draw_iteration_curve
+
         fig = plt.figure() if ax is None else ax.figure
         ax = fig.add_subplot() if ax is None else ax
-        it = [h["iteration"] for h in self.history_]
-        ax.plot(it, [h["train_auc"] for h in self.history_], marker="o", label="training AUC")
-        if self.history_ and self.history_[0]["val_auc"] is not None:
-            ax.plot(it, [h["val_auc"] for h in self.history_], marker="s",
-                    label="validation AUC")
-        ax.set_xlabel("iteration (prototypes in the model)")
-        ax.set_ylabel("AUC")
+        draw_iteration_curve(ax, self.history_)
         ax.set_title(type(self).__name__)
         ax.legend()
         return fig

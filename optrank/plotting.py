@@ -1,0 +1,240 @@
+"""Figures of ranking experiments: ROC curves, learning curves, training times, kernel weights.
+
+Every ``plot_*`` function takes plain arrays or rows and returns a matplotlib Figure made
+with the object-oriented API (no pyplot state), so it is safe under the Agg backend and
+in worker processes. The ``draw_*`` helpers paint one Axes; the estimators' own
+``plot_history`` / ``plot_weights`` methods call them, so each curve is drawn in one place.
+
+Examples
+--------
+>>> import numpy as np
+>>> y = np.array([1, -1, 1, -1]); s = np.array([0.9, 0.8, 0.4, 0.1])
+>>> fig = plot_roc({"ranker": (y, s)})
+>>> [line.get_label() for line in fig.axes[0].get_lines()]
+['ranker (AUC 0.750)', 'chance']
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = [
+    "draw_budget_curve",
+    "draw_iteration_curve",
+    "draw_kernel_weights",
+    "plot_auc_vs_budget",
+    "plot_auc_vs_epochs",
+    "plot_auc_vs_iteration",
+    "plot_kernel_weights",
+    "plot_roc",
+    "plot_train_time",
+]
+
+
+def _figure(figsize=(5.5, 4.0)):
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize, layout="constrained")
+
+
+def _finish(ax, title: str | None, legend: bool = True) -> None:
+    if title:
+        ax.set_title(title)
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+
+
+# -- ROC --------------------------------------------------------------------------------
+def plot_roc(curves: Mapping[str, tuple], title: str | None = None):
+    """ROC curves of several rankers on one test set; returns the Figure.
+
+    Parameters
+    ----------
+    curves : mapping method -> (y, scores)
+        Test labels (any binary coding :func:`optrank.metrics.roc_curve` accepts) and
+        the ranking scores of that method; the legend gives each method's AUC.
+    title : str, optional
+
+    One line per method, then the dotted chance diagonal.
+    """
+    from optrank.metrics import auc, roc_curve
+
+    fig = _figure((5.0, 4.6))
+    ax = fig.add_subplot()
+    for method, (y, scores) in curves.items():
+        fpr, tpr, _ = roc_curve(y, scores)
+        ax.plot(fpr, tpr, label=f"{method} (AUC {auc(y, scores):.3f})")
+    ax.plot([0, 1], [0, 1], ls=":", color="grey", label="chance")
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.01)
+    ax.set_aspect("equal")
+    _finish(ax, title)
+    return fig
+
+
+# -- learning curves --------------------------------------------------------------------
+def plot_auc_vs_epochs(histories: Mapping[str, Sequence[float]], title: str | None = None):
+    """Validation AUC after each epoch of stochastic learners; returns the Figure.
+
+    ``histories`` maps a method to its ``history_`` (a list of per-epoch validation
+    AUCs, as the stochastic estimators record when fit with ``X_val, y_val``).
+    One line per method, epochs numbered from 1.
+    """
+    fig = _figure()
+    ax = fig.add_subplot()
+    for method, aucs in histories.items():
+        aucs = np.asarray(aucs, dtype=float)
+        ax.plot(np.arange(1, aucs.size + 1), aucs, marker="o", ms=3, label=method)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation AUC")
+    _finish(ax, title)
+    return fig
+
+
+def draw_budget_curve(ax, n_pairs, aucs, label: str | None = None) -> None:
+    """AUC against the pool size ``|L*|`` on ``ax`` (rounds with a NaN AUC are left out)."""
+    n_pairs, aucs = np.asarray(n_pairs, dtype=float), np.asarray(aucs, dtype=float)
+    keep = np.isfinite(aucs)
+    ax.plot(n_pairs[keep], aucs[keep], label=label)
+    ax.set_xlabel("|L*| (chosen pairs)")
+    ax.set_ylabel("AUC")
+
+
+def plot_auc_vs_budget(
+    histories: Mapping[str, Mapping[str, Sequence[float]]],
+    title: str | None = None,
+    logx: bool = False,
+):
+    """AUC against the pair budget of active sampling (the paper's Fig. 4); returns the Figure.
+
+    ``histories`` maps a method (e.g. a sampling strategy) to an active-sampling
+    ``history_``: a mapping with arrays ``n_pairs`` and ``auc`` per round. One line each.
+    """
+    fig = _figure()
+    ax = fig.add_subplot()
+    for method, h in histories.items():
+        draw_budget_curve(ax, h["n_pairs"], h["auc"], label=method)
+    if logx:
+        ax.set_xscale("log")
+    _finish(ax, title)
+    return fig
+
+
+def draw_iteration_curve(ax, history: Sequence[Mapping], label: str | None = None) -> None:
+    """Training (and validation, when recorded) AUC per column-generation iteration.
+
+    ``history`` is a Ranking-CG ``history_``: one dict per iteration with ``iteration``,
+    ``train_auc`` and ``val_auc`` (None without a validation set).
+    """
+    prefix = f"{label}: " if label else ""
+    it = [h["iteration"] for h in history]
+    ax.plot(it, [h["train_auc"] for h in history], marker="o", ms=3, label=f"{prefix}training AUC")
+    if history and history[0].get("val_auc") is not None:
+        ax.plot(
+            it,
+            [h["val_auc"] for h in history],
+            marker="s",
+            ms=3,
+            ls="--",
+            label=f"{prefix}validation AUC",
+        )
+    ax.set_xlabel("iteration (prototypes in the model)")
+    ax.set_ylabel("AUC")
+
+
+def plot_auc_vs_iteration(histories: Mapping[str, Sequence[Mapping]], title: str | None = None):
+    """AUC per Ranking-CG iteration for several models; returns the Figure.
+
+    One training-AUC line per method, plus a validation-AUC line where it was recorded.
+    """
+    fig = _figure()
+    ax = fig.add_subplot()
+    for method, history in histories.items():
+        draw_iteration_curve(ax, history, label=method)
+    _finish(ax, title)
+    return fig
+
+
+# -- training time ----------------------------------------------------------------------
+def _as_float(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def median_train_times(rows: Iterable[Mapping]) -> dict[tuple[str, str], float]:
+    """Median ``train_time_s`` per (dataset, method) over rows without an error.
+
+    The method is the row's ``method``, else its ``protocol``; rows without a positive
+    finite time are left out.
+    """
+    times = defaultdict(list)
+    for r in rows:
+        t = _as_float(r.get("train_time_s"))
+        if r.get("error") or not np.isfinite(t) or t <= 0:
+            continue
+        times[(str(r["dataset"]), str(r.get("method") or r.get("protocol")))].append(t)
+    return {key: float(np.median(v)) for key, v in times.items()}
+
+
+def plot_train_time(rows: Iterable[Mapping], title: str | None = None):
+    """Median training time per method and dataset, grouped bars on a log axis.
+
+    ``rows`` are result rows (dicts with ``dataset``, ``method`` or ``protocol``,
+    ``train_time_s``, ``error``); one bar per (dataset, method) that has a time.
+    Returns the Figure.
+    """
+    med = median_train_times(rows)
+    datasets = sorted({d for d, _ in med})
+    methods = sorted({m for _, m in med})
+    fig = _figure((max(5.5, 0.9 * len(datasets) * max(1, len(methods)) ** 0.5 + 2), 4.2))
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(methods))
+    x = np.arange(len(datasets))
+    for k, method in enumerate(methods):
+        idx = [i for i, d in enumerate(datasets) if (d, method) in med]
+        heights = [med[(datasets[i], method)] for i in idx]
+        ax.bar(x[idx] + (k - (len(methods) - 1) / 2) * width, heights, width, label=method)
+    ax.set_yscale("log")
+    ax.set_xticks(
+        x,
+        datasets,
+        rotation=30 if len(datasets) > 3 else 0,
+        ha="right" if len(datasets) > 3 else "center",
+        fontsize=8,
+    )
+    ax.set_xlabel("dataset")
+    ax.set_ylabel("training time (s, median over cells)")
+    _finish(ax, title)
+    return fig
+
+
+# -- kernel weights ---------------------------------------------------------------------
+def draw_kernel_weights(ax, kernel_weights, kernel_names=None) -> None:
+    """Bar per kernel of the pool: posterior mean kernel weight (B2RMK ``kernel_weights_``)."""
+    idx = np.arange(1, len(kernel_weights) + 1)
+    ax.bar(idx, kernel_weights, color="tab:blue")
+    ax.set_xlabel("kernel")
+    ax.set_ylabel("kernel weights")
+    if kernel_names is not None:
+        ax.set_xticks(idx, list(kernel_names), rotation=90, fontsize=7)
+
+
+def plot_kernel_weights(kernel_weights, kernel_names=None, title: str | None = None):
+    """Kernel weights of a multiple-kernel ranker over its kernel pool; returns the Figure.
+
+    ``kernel_names`` (e.g. ``KernelPool.names()``) label the bars.
+    """
+    fig = _figure((max(5.0, 0.25 * len(kernel_weights) + 2), 4.0))
+    ax = fig.add_subplot()
+    draw_kernel_weights(ax, np.asarray(kernel_weights, dtype=float), kernel_names)
+    ax.axhline(0.0, color="black", lw=0.8)
+    _finish(ax, title, legend=False)
+    return fig
