@@ -194,6 +194,9 @@ def _pair_rows(M: sp.csr_matrix, n_pairs: int) -> sp.csr_matrix:
     """``[M, I]`` in CSR built from arrays (scipy's hstack of CSR goes through COO)."""
     M = sp.csr_matrix(M)
     n_cols = M.shape[1]
+    lengths = np.diff(M.indptr)
+    if n_pairs and np.all(lengths == lengths[0]):
+        return _pair_rows_uniform(M, n_pairs, int(lengths[0]))
     indptr = M.indptr.astype(np.int64) + np.arange(n_pairs + 1)
     slot = np.zeros(indptr[-1], dtype=bool)  # True where a pair's xi entry goes (row end)
     slot[indptr[1:] - 1] = True
@@ -202,6 +205,20 @@ def _pair_rows(M: sp.csr_matrix, n_pairs: int) -> sp.csr_matrix:
     indices = np.empty(indptr[-1], dtype=np.int64)
     indices[~slot], indices[slot] = M.indices, n_cols + np.arange(n_pairs)
     return sp.csr_matrix((data, indices, indptr), shape=(n_pairs, n_cols + n_pairs))
+
+
+def _pair_rows_uniform(M: sp.csr_matrix, n_pairs: int, k: int) -> sp.csr_matrix:
+    """``[M, I]`` when every row of ``M`` has ``k`` entries (dense pair differences):
+    one column stacked onto a (pairs x k) view, no masks."""
+    n_cols = M.shape[1]
+    data = np.empty((n_pairs, k + 1))
+    data[:, :k], data[:, k] = M.data.reshape(n_pairs, k), 1.0
+    small = max(n_cols + n_pairs, n_pairs * (k + 1)) < 2**31
+    indices = np.empty((n_pairs, k + 1), dtype=np.int32 if small else np.int64)
+    indices[:, :k], indices[:, k] = M.indices.reshape(n_pairs, k), n_cols + np.arange(n_pairs)
+    indptr = np.arange(n_pairs + 1, dtype=indices.dtype) * (k + 1)
+    return sp.csr_matrix((data.ravel(), indices.ravel(), indptr),
+                         shape=(n_pairs, n_cols + n_pairs))
 
 
 def _weight_rows(D: sp.csr_matrix, w_map: sp.csr_matrix) -> sp.csr_matrix:
