@@ -62,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="reduced protocol for a fast check")
     rp.add_argument("--output", type=Path, default=Path("results"), help="output directory")
     rp.set_defaults(func=cmd_reproduce)
+    from optrank.bench._cli import add_bench_parser  # optrank bench [CASE ...]
+
+    add_bench_parser(sub)
     _report_parser(sub)
     return p
 

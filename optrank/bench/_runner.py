@@ -1,0 +1,217 @@
+"""Run benchmark cases: time every learner at every size, write CSV and a markdown table.
+
+Per (case, size, learner): ``repeats`` fits on the same standardised training subset.
+The first fit is a warm-up, reported apart as ``first_s`` (it includes JAX compilation
+and first-call imports); ``fit_s`` is the median of the other fits (of the one fit when
+``repeats == 1``). Test AUC is that of the last fit on the case's fixed test part;
+``ratio`` is the median divided by the fastest peer's median at the same case and size.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from optrank.bench._device import device_name
+from optrank.bench._learners import get_learner
+from optrank.bench._registry import BenchCase, get_case
+
+log = logging.getLogger(__name__)
+
+COLUMNS = (
+    "case",
+    "dataset",
+    "n_train",
+    "n_test",
+    "d",
+    "learner",
+    "kind",
+    "fit_s",
+    "first_s",
+    "ratio",
+    "test_auc",
+    "device",
+)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """Rows of one run, the device line, and the files written."""
+
+    rows: list[dict]
+    device: str
+    markdown: str
+    csv_path: Path | None
+    markdown_path: Path | None
+
+
+def load_case_data(case: BenchCase):
+    """Dense float64 ``X``, ``y`` in {-1, +1}, and the case's seeded train/test indices."""
+    from optrank.data import load, stratified_split
+
+    X, y = load(case.dataset, dense=True)
+    train, test = stratified_split(y, test_size=case.test_size, random_state=case.seed)
+    return np.asarray(X, dtype=np.float64), np.asarray(y), train, test
+
+
+def subset(train: np.ndarray, size: int | None, seed: int) -> np.ndarray:
+    """``size`` training indices drawn without replacement (all, shuffled, for ``None``).
+
+    Examples
+    --------
+    >>> subset(np.arange(10), 3, seed=0).size, subset(np.arange(10), None, seed=0).size
+    (3, 10)
+    """
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(train)
+    return order if size is None or size >= train.size else order[:size]
+
+
+def time_learner(name: str, X, y, X_test, y_test, repeats: int, seed: int) -> dict:
+    """Median fit time after the warm-up fit, the warm-up's time and the last fit's test AUC."""
+    from optrank.metrics import auc
+
+    learner = get_learner(name)
+    times, model = [], None
+    for _ in range(repeats):
+        model = learner.make(seed)
+        t0 = time.perf_counter()
+        model.fit(X, y)
+        times.append(time.perf_counter() - t0)
+    scores = np.asarray(model.decision_function(X_test), dtype=np.float64)
+    return {
+        "learner": name,
+        "kind": learner.kind,
+        "fit_s": statistics.median(times[1:] or times),
+        "first_s": times[0],
+        "test_auc": float(auc(y_test, scores)),
+    }
+
+
+def run_case(
+    case: BenchCase,
+    *,
+    repeats: int = 3,
+    sizes: Sequence[int | None] | None = None,
+    learners: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict]:
+    """All (size, learner) rows of one case; unavailable learners are skipped and logged."""
+    from optrank.data import Standardizer
+
+    X, y, train, test = load_case_data(case)
+    names = [n for n in (learners or case.learners) if _usable(n)]
+    rows = []
+    for size in sizes if sizes is not None else case.sizes:
+        idx = subset(train, size, case.seed)
+        scaler = Standardizer().fit(X[idx])
+        X_tr, X_te = scaler.transform(X[idx]), scaler.transform(X[test])
+        for name in names:
+            row = time_learner(name, X_tr, y[idx], X_te, y[test], repeats, case.seed)
+            row.update(
+                case=case.name,
+                dataset=case.dataset,
+                n_train=idx.size,
+                n_test=test.size,
+                d=X.shape[1],
+            )
+            rows.append(row)
+            if progress is not None:
+                progress(
+                    f"{case.name} n={idx.size} {name}: {row['fit_s']:.3f} s, "
+                    f"AUC {row['test_auc']:.4f}"
+                )
+    return _add_ratios(rows)
+
+
+def _usable(name: str) -> bool:
+    learner = get_learner(name)
+    if not learner.available():
+        log.warning("skipping %s: %s is not installed", name, learner.requires)
+    return learner.available()
+
+
+def _add_ratios(rows: list[dict]) -> list[dict]:
+    for row in rows:
+        peers = [r["fit_s"] for r in rows if r["kind"] == "peer" and r["n_train"] == row["n_train"]]
+        row["ratio"] = row["fit_s"] / min(peers) if peers else float("nan")
+    return rows
+
+
+def run_bench(
+    cases: Sequence[str],
+    *,
+    repeats: int = 3,
+    quick: bool = False,
+    output_dir: str | os.PathLike | None = None,
+    learners: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> BenchResult:
+    """Run the named cases (``quick``: smallest size only) and write ``bench.csv``/``bench.md``.
+
+    Unknown case or learner names raise ``ValueError`` before anything runs.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    specs = [get_case(name) for name in cases]
+    for name in learners or ():
+        get_learner(name)
+    rows = []
+    for case in specs:
+        sizes = _smallest(case.sizes) if quick else None
+        rows += run_case(case, repeats=repeats, sizes=sizes, learners=learners, progress=progress)
+    device = device_name()
+    for row in rows:
+        row["device"] = device
+    markdown = format_markdown(rows, device, repeats)
+    csv_path = md_path = None
+    if output_dir is not None:
+        out = Path(output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        csv_path, md_path = out / "bench.csv", out / "bench.md"
+        write_csv(rows, csv_path)
+        md_path.write_text(markdown + "\n")
+    return BenchResult(rows, device, markdown, csv_path, md_path)
+
+
+def _smallest(sizes) -> tuple:
+    finite = [s for s in sizes if s is not None]
+    return (min(finite),) if finite else (None,)
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    """One line per (case, size, learner), columns :data:`COLUMNS`."""
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def format_markdown(rows: list[dict], device: str, repeats: int) -> str:
+    """The table with a header line naming the device, the date and the load average."""
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"device: {device}; load average {load}; {repeats} fits per learner (median after "
+        f"the first); {stamp}",
+        "",
+        "| case | n train | n test | d | learner | kind | fit s (median) | first fit s "
+        "| ratio to fastest peer | test AUC |",
+        "|---|---:|---:|---:|---|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['case']} | {r['n_train']:,} | {r['n_test']:,} | {r['d']} | {r['learner']} "
+            f"| {r['kind']} | {r['fit_s']:.3f} | {r['first_s']:.3f} | {r['ratio']:.2f} "
+            f"| {r['test_auc']:.4f} |"
+        )
+    return "\n".join(lines)
