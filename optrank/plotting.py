@@ -40,11 +40,12 @@ def _figure(figsize=(5.5, 4.0)):
     return Figure(figsize=figsize, layout="constrained")
 
 
-def _finish(ax, title: str | None, legend: bool = True) -> None:
+def _finish(ax, title: str | None, legend: bool = True, outside: bool = False) -> None:
     if title:
         ax.set_title(title)
     if legend and ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
+        where = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {}
+        ax.legend(fontsize=8, **where)
     ax.grid(True, alpha=0.3)
 
 
@@ -212,7 +213,7 @@ def plot_train_time(rows: Iterable[Mapping], title: str | None = None):
     )
     ax.set_xlabel("dataset")
     ax.set_ylabel("training time (s, median over cells)")
-    _finish(ax, title)
+    _finish(ax, title, outside=True)
     return fig
 
 

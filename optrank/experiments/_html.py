@@ -158,6 +158,9 @@ def render_html(
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}'
         f"</title><style>{_CSS}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
+        '<p><a href="#tables">Tables</a> · <a href="#figures">Figures</a>'
+        + (' · <a href="#skipped">Not plotted</a>' if skipped else "")
+        + "</p>",
         '<section id="tables">',
         *tables,
         "</section>",
