@@ -302,3 +302,49 @@ def test_history_kind(history, kind):
     from optrank.experiments._plots import history_kind
 
     assert history_kind(json.loads(history)) == kind
+
+
+def test_report_tolerates_bad_pieces(tmp_path, rng):
+    """A one-class score file and an unparsable history are skipped with a reason; an empty
+    repetition-0 history falls back to repetition 1; kernel weights may come from history."""
+    d = tmp_path / "results"
+    (d / "scores" / "p1").mkdir(parents=True)
+    (d / "scores" / "p2").mkdir(parents=True)
+    base = {"table_id": "T", "dataset": "ds", "fold": 0, "auc": 0.7, "train_time_s": 1.0}
+    _write_csv(
+        d / "p1.csv",
+        [
+            {**base, "protocol": "p1", "method": "M1", "repetition": 0, "history": "[]"},
+            {**base, "protocol": "p1", "method": "M1", "repetition": 1, "history": "[0.6, 0.7]"},
+        ],
+    )
+    _write_csv(
+        d / "p2.csv",
+        [
+            {**base, "protocol": "p2", "method": "M2", "repetition": 0, "history": "{not json"},
+            {
+                **base,
+                "protocol": "p2",
+                "method": "M2",
+                "repetition": 1,
+                "history": json.dumps({"kernel_weights": [0.2, 0.8], "kernel_names": ["a", "b"]}),
+            },
+        ],
+    )
+    y, s = _scores(rng)
+    np.savez(d / "scores" / "p1" / "ds.npz", y=y, scores=s)
+    np.savez(d / "scores" / "p2" / "ds.npz", y=np.ones(5), scores=np.arange(5.0))
+    report = build_report(d)
+    assert sorted(p.name for p in report.png_paths) == [
+        "epochs_ds.png",
+        "kernel_weights_p2_ds.png",
+        "roc_ds.png",
+        "train_time.png",
+    ]
+    assert any(s.startswith("ROC of p2 on ds: need two classes") for s in report.skipped)
+    page = report.html_path.read_text()
+    assert len(_images(page)) == 4
+    from optrank.experiments._plots import read_results, roc_figures
+
+    (roc,) = roc_figures(read_results(d))
+    assert [ln.get_label()[:2] for ln in roc.figure.axes[0].get_lines()] == ["M1", "ch"]

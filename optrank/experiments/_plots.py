@@ -162,25 +162,51 @@ def _first_rows(rows: list[dict]) -> dict[tuple[str, str], dict]:
     else the first error-free row with one."""
     picked = {}
     for r in sorted(rows, key=lambda r: (r["repetition"], r["fold"])):
-        if not r["error"] and _history(r) is not None:
+        if not r["error"] and history_kind(_history(r)) is not None:
             picked.setdefault((r["protocol"], r["dataset"]), r)
     return picked
 
 
 # -- figures ----------------------------------------------------------------------------
+def _make(res: Results, name: str, kind: str, title: str, plot, *args) -> list[ReportFigure]:
+    """``[ReportFigure]``, or ``[]`` with the reason recorded when the data cannot be drawn."""
+    try:
+        return [ReportFigure(name, kind, title, plot(*args, title=title))]
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        _skip(res, f"{title}: {type(exc).__name__}: {exc}")
+        return []
+
+
+def _roc_ready(res: Results, protocol: str, dataset: str, a: dict) -> bool:
+    y, s = np.ravel(a["y"]), np.ravel(a["scores"])
+    if y.shape != s.shape or np.unique(y).size != 2 or not np.isfinite(s).all():
+        _skip(
+            res,
+            f"ROC of {protocol} on {dataset}: need two classes and one finite score "
+            f"per label (y {y.shape}, scores {s.shape})",
+        )
+        return False
+    return True
+
+
 def roc_figures(res: Results) -> list[ReportFigure]:
     by_dataset = defaultdict(dict)
-    for (protocol, dataset), arrays in res.scores.items():
-        by_dataset[dataset][(protocol, _method_of(res.rows, protocol))] = arrays
+    for (protocol, dataset), a in res.scores.items():
+        if _roc_ready(res, protocol, dataset, a):
+            by_dataset[dataset][(protocol, _method_of(res.rows, protocol))] = a
     figs = []
     for dataset, curves in sorted(by_dataset.items()):
         labels = _labels(list(curves))
         data = {labels[k]: (a["y"], a["scores"]) for k, a in sorted(curves.items())}
-        title = f"ROC curves on {dataset}"
-        figs.append(
-            ReportFigure(f"roc_{safe_name(dataset)}", "roc", title, plotting.plot_roc(data, title))
+        figs += _make(
+            res,
+            f"roc_{safe_name(dataset)}",
+            "roc",
+            f"ROC curves on {dataset}",
+            plotting.plot_roc,
+            data,
         )
-    if not figs:
+    if not figs and not res.scores:
         _skip(res, "ROC curves: no scores/<protocol>/<dataset>.npz file with y and scores")
     return figs
 
@@ -203,9 +229,8 @@ def history_figures(res: Results) -> list[ReportFigure]:
     for (kind, dataset), curves in sorted(grouped.items()):
         plot, what = _HISTORY_PLOTS[kind]
         labels = _labels(list(curves))
-        title = f"{what} on {dataset}"
-        fig = plot({labels[k]: h for k, h in sorted(curves.items())}, title=title)
-        figs.append(ReportFigure(f"{kind}_{safe_name(dataset)}", kind, title, fig))
+        data = {labels[k]: h for k, h in sorted(curves.items())}
+        figs += _make(res, f"{kind}_{safe_name(dataset)}", kind, f"{what} on {dataset}", plot, data)
     for kind, (_, what) in _HISTORY_PLOTS.items():
         if not any(f.kind == kind for f in figs):
             _skip(res, f"{what}: no row has such a history")
@@ -216,10 +241,14 @@ def train_time_figures(res: Results) -> list[ReportFigure]:
     if not plotting.median_train_times(res.rows):
         _skip(res, "training time: no row has a positive train_time_s")
         return []
-    title = "Training time per method and dataset"
-    return [
-        ReportFigure("train_time", "train_time", title, plotting.plot_train_time(res.rows, title))
-    ]
+    return _make(
+        res,
+        "train_time",
+        "train_time",
+        "Training time per method and dataset",
+        plotting.plot_train_time,
+        res.rows,
+    )
 
 
 def _kernel_sources(res: Results):
@@ -229,7 +258,8 @@ def _kernel_sources(res: Results):
             yield protocol, dataset, a["kernel_weights"], names
     for (protocol, dataset), row in _first_rows(res.rows).items():
         h = _history(row)
-        if history_kind(h) == "kernel_weights" and (protocol, dataset) not in res.scores:
+        in_npz = "kernel_weights" in res.scores.get((protocol, dataset), {})
+        if history_kind(h) == "kernel_weights" and not in_npz:
             yield protocol, dataset, h["kernel_weights"], h.get("kernel_names")
 
 
@@ -237,14 +267,15 @@ def kernel_weight_figures(res: Results) -> list[ReportFigure]:
     figs = []
     for protocol, dataset, weights, names in _kernel_sources(res):
         method = _method_of(res.rows, protocol)
-        title = f"Kernel weights of {method} on {dataset}"
-        figs.append(
-            ReportFigure(
-                f"kernel_weights_{safe_name(protocol)}_{safe_name(dataset)}",
-                "kernel_weights",
-                title,
-                plotting.plot_kernel_weights(weights, names, title),
-            )
+        name = f"kernel_weights_{safe_name(protocol)}_{safe_name(dataset)}"
+        figs += _make(
+            res,
+            name,
+            "kernel_weights",
+            f"Kernel weights of {method} on {dataset}",
+            plotting.plot_kernel_weights,
+            weights,
+            names,
         )
     if not figs:
         _skip(res, "kernel weights: no score file or history holds kernel_weights")
