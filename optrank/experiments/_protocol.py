@@ -13,6 +13,13 @@ class DatasetEntry:
     binarize: str | None = None
     reference_name: str | None = None  # dataset name in shared/reference/*.csv
     split: str | None = None
+    test_split: str | None = None  # official test file: train on ``split``, test on this
+    preprocessing: str | None = "protocol"  # per-dataset override of Protocol.preprocessing
+    feature_range: tuple[float, float] | None = None  # per-dataset min-max target range
+
+    def __post_init__(self):
+        if self.preprocessing not in ("protocol", None, "standardize", "minmax"):
+            raise ValueError(f"unknown preprocessing {self.preprocessing!r}")
 
 
 @dataclass(frozen=True)
@@ -24,7 +31,11 @@ class Protocol:
     test set). Inside each training part, ``cv_folds``-fold CV over ``grid`` picks the
     parameters by mean AUC, then the estimator is refit on the whole training part.
     ``features="distance"`` replaces X by z-scored Euclidean distances to the training
-    rows (the dissimilarity representation of paper 004).
+    rows (the dissimilarity representation of paper 004). A dataset with a ``test_split``
+    is evaluated on its official test file instead (one cell per repetition).
+    ``preprocessing="minmax"`` maps features onto ``feature_range`` (a dataset entry may
+    override both). ``estimator`` is a name on ``optrank`` or ``"module:Class"``.
+    ``quick_params`` replace ``params`` in :meth:`quick` (e.g. fewer landmarks).
     """
 
     name: str
@@ -39,6 +50,7 @@ class Protocol:
     repetitions: int = 1
     cv_folds: int = 0
     preprocessing: str | None = "standardize"  # "standardize" | "minmax" | None
+    feature_range: tuple[float, float] = (-1.0, 1.0)
     features: str | None = None  # None | "distance"
     max_instances: int | None = None
     metrics: tuple[str, ...] = ("auc",)
@@ -46,6 +58,7 @@ class Protocol:
     reference_metric: str = "auc"
     seed: int = 0
     description: str = ""
+    quick_params: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.split not in ("holdout", "kfold"):
@@ -57,9 +70,13 @@ class Protocol:
         if not self.datasets:
             raise ValueError(f"protocol {self.name!r} has no datasets")
 
-    def quick(self, n_datasets: int = 3, grid_values: int = 3) -> Protocol:
-        """A reduced version: fewer datasets, repetitions, folds and grid values."""
+    def quick(
+        self, n_datasets: int = 3, grid_values: int = 3, max_instances: int | None = 2000
+    ) -> Protocol:
+        """A reduced version: fewer datasets (capped), 1 repetition, 2 folds, fewer values."""
         grid = {k: _spread(v, grid_values) for k, v in self.grid.items()}
+        cap = self.max_instances if max_instances is None else min(
+            max_instances, self.max_instances or max_instances)
         return replace(
             self,
             name=f"{self.name}-quick",
@@ -68,6 +85,8 @@ class Protocol:
             cv_folds=min(self.cv_folds, 2) if self.cv_folds else 0,
             outer_folds=min(self.outer_folds, 2),
             grid=grid,
+            max_instances=cap,
+            params={**self.params, **self.quick_params},
         )
 
 

@@ -1,8 +1,26 @@
-"""Named protocols; each paper module registers its tables here."""
+"""Named protocols and the paper tables they reproduce.
+
+Every protocol module's ``PROTOCOLS`` is registered here. A table id of
+shared/reference/INDEX.md resolves either to its protocols (one per method) or to a
+reason in ``NOT_RUNNABLE``. Tables that report another metric of the same runs
+(training time, accuracy at OPTROC, features used) are *derived*: their protocols are
+the base table's with another ``table_id`` and ``reference_metric``, and the cell cache
+(whose key ignores those labels) makes them free once the base table has run.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from optrank.experiments._protocol import DatasetEntry, Protocol
+from optrank.experiments.protocols import (
+    table_3_2,
+    table_bayes,
+    table_c1,
+    table_cbr,
+    table_crc,
+    table_sam,
+)
 
 # Paper 004, Table C.1, "L1 Ranking" column: L1 RankSVM on the dissimilarity matrix,
 # stratified 75/25 split, 5-fold CV over the C grid of Appendix B (typo 10^-1, 5x10^-1
@@ -11,26 +29,74 @@ _C_GRID_004 = [1e-3, 5e-3, 1e-2, 5e-2, 1e-1, 5e-1, 1.0, 5.0, 10.0, 50.0, 1e2, 5e
 _KEEL_SMALL = ("glass1", "ecoli1", "new-thyroid1", "wisconsin", "haberman", "pima", "iris0",
                "glass0", "yeast1", "vehicle0")
 
-PROTOCOLS: dict[str, Protocol] = {
-    "004-TC.1-l1": Protocol(
-        name="004-TC.1-l1",
-        table_id="004-TC.1",
-        estimator="RankSVM",
-        params={"penalty": "l1", "loss": "hinge", "reduction": "mean"},
-        grid={"C": _C_GRID_004},
-        datasets=tuple(DatasetEntry(f"keel:{n}", reference_name=n) for n in _KEEL_SMALL),
-        split="holdout",
-        test_size=0.25,
-        cv_folds=5,
-        preprocessing=None,
-        features="distance",
-        reference_method="L1 Ranking",
-        reference_metric="auc_test",
-        description="L1 Ranking (RankSVM, L1 penalty, hinge) on z-scored Euclidean "
-        "dissimilarities, paper 004 Table C.1. Pair errors are averaged (reduction='mean') "
-        "so that the paper's C grid spans the same regularisation range whatever the "
-        "number of pairs.",
-    ),
+L1_KEEL_SMALL = Protocol(
+    name="004-TC.1-l1",
+    table_id="004-TC.1",
+    estimator="RankSVM",
+    params={"penalty": "l1", "loss": "hinge", "reduction": "mean"},
+    grid={"C": _C_GRID_004},
+    datasets=tuple(DatasetEntry(f"keel:{n}", reference_name=n) for n in _KEEL_SMALL),
+    split="holdout",
+    test_size=0.25,
+    cv_folds=5,
+    preprocessing=None,
+    features="distance",
+    reference_method="L1 Ranking",
+    reference_metric="auc_test",
+    description="L1 Ranking (RankSVM, L1 penalty, hinge) on z-scored Euclidean "
+    "dissimilarities, paper 004 Table C.1. Pair errors are averaged (reduction='mean') "
+    "so that the paper's C grid spans the same regularisation range whatever the "
+    "number of pairs.",
+)
+"""A ten-dataset L1 Ranking check of Table C.1; by name only (the table runs table_c1)."""
+
+
+def _derived(base: tuple[Protocol, ...], table_id: str, metric: str | None = None,
+             tag: str | None = None) -> tuple[Protocol, ...]:
+    """The same runs compared with another table (and metric) of the papers."""
+    tag = tag or table_id.split("-", 1)[1].lower()
+    return tuple(replace(p, name=f"{p.name}@{tag}", table_id=table_id,
+                         reference_metric=metric or p.reference_metric) for p in base)
+
+
+_TABLE_MODULES = (table_3_2, table_bayes, table_c1, table_cbr, table_crc, table_sam)
+_BASE = tuple(p for m in _TABLE_MODULES for p in m.PROTOCOLS)
+_DERIVED = (
+    _derived(table_3_2.PROTOCOLS, "001-T3.3", "train_time_s")
+    + _derived(table_cbr.TABLE3, "001-T4.3")
+    + _derived(table_cbr.TABLE4, "001-T4.4")
+    + _derived(table_c1.PROTOCOLS, "004-TC.2", "n_features_abs_coef_ge_0.001")
+    + _derived(table_crc.PROTOCOLS, "002-T5", "cpu_time_s")
+    + table_crc.TABLE5_EXTRA
+)
+
+PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (L1_KEEL_SMALL, *_BASE, *_DERIVED)}
+_NOT_IN_TABLES = {L1_KEEL_SMALL.name}
+
+_HIGH_DIM = ("high-dimensional datasets (farm-ads, news20, rcv1, real-sim, sector, "
+             "Reuters) not in shared/data (MANIFEST.md: not found / too big)")
+
+NOT_RUNNABLE: dict[str, str] = {
+    "000-T5": _HIGH_DIM,
+    "000-T6": _HIGH_DIM,
+    "001-T4.5": _HIGH_DIM,
+    "001-T4.6": _HIGH_DIM,
+    "001-T6.4": _HIGH_DIM,
+    "001-T7.4": _HIGH_DIM,
+    "002-T2": "win/loss/tie summary (95% t-test, soft vs hard sampling over 14 data sets) "
+    "derived from per-dataset runs of 002-T5's five strategies; 10 of its 14 data sets "
+    "are not in shared/data",
+    "002-T3": "difference table (AUC with minus without bias correction): needs a second "
+    "ASRankSVM run without bias correction; 11 of its 15 data sets are not in shared/data",
+    "002-T4-summary": "win/loss/tie summary derived from 002-T4 (its report gives the "
+    "per-dataset significance against the paper)",
+    "002-T6": "categorical optimal-gamma table: produced by the gamma study of "
+    "examples/reproduce_crc_tables.py (Table 6), not a per-cell metric",
+    "003-T3-summary": "win/tie/loss summary of OB2RMK derived from 003-T3",
+    "004-T1": "counts of datasets with the highest AUC and % of features used: derived "
+    "from 004-TC.1 and 004-TC.2 (see examples/reproduce_table_c1.py)",
+    "004-T2": "counts of datasets with the highest AUC on the 47 sets where Ranking-CG "
+    "Prototype is not best: derived from 004-TC.1",
 }
 
 
@@ -48,3 +114,27 @@ def get_protocol(name: str, quick: bool = False) -> Protocol:
         raise ValueError(f"unknown protocol {name!r}; known: {', '.join(list_protocols())}")
     protocol = PROTOCOLS[name]
     return protocol.quick() if quick else protocol
+
+
+def protocols_for_table(table_id: str, quick: bool = False) -> list[Protocol]:
+    """Every registered protocol (one per method) reproducing ``table_id``."""
+    found = [p for name, p in PROTOCOLS.items()
+             if p.table_id == table_id and name not in _NOT_IN_TABLES]
+    return [p.quick() for p in found] if quick else found
+
+
+def list_tables() -> list[str]:
+    """Table ids with at least one protocol, sorted."""
+    return sorted({p.table_id for n, p in PROTOCOLS.items() if n not in _NOT_IN_TABLES})
+
+
+def resolve(target: str, quick: bool = False) -> tuple[str | None, list[Protocol]]:
+    """``(table_id or None, protocols)`` for a table id or a protocol name."""
+    if target in PROTOCOLS:
+        return None, [get_protocol(target, quick)]
+    found = protocols_for_table(target, quick)
+    if found:
+        return target, found
+    if target in NOT_RUNNABLE:
+        raise ValueError(f"table {target} is not runnable: {NOT_RUNNABLE[target]}")
+    raise ValueError(f"unknown table or protocol {target!r}; see 'optrank reproduce list'")

@@ -1,7 +1,9 @@
-"""Run a Protocol: cells (dataset x repetition x outer fold), CV inside, CSV + markdown out.
+"""Run Protocols: cells (dataset x repetition x outer fold), CV inside, CSV + markdown out.
 
-Each cell is a pure function of (protocol, cell) so cells can be fanned out to any
-executor: pass ``map_fn`` (e.g. a Dask client's ``map`` + gather) to ``run_protocol``.
+Each cell is a pure function of (protocol, cell), so cells fan out to any executor:
+sequentially, on Dask (``scheduler="local"`` or an address, see ``_dask.py``) or through
+any ``map_fn``. Finished cells are cached on disk (``_cache.py``) and a rerun skips them;
+a cell that raises becomes a row with its ``error`` and the others go on.
 """
 
 from __future__ import annotations
@@ -11,17 +13,23 @@ import itertools
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from optrank.experiments._cache import CellCache, cell_key
 from optrank.experiments._protocol import DatasetEntry, Protocol
 from optrank.experiments._report import summarise, to_markdown
 
 logger = logging.getLogger(__name__)
+
+CSV_FIELDS = ["protocol", "table_id", "dataset", "method", "repetition", "fold", "params",
+              "auc", "accuracy_at_optroc", "train_time_s", "n_features", "error", "history"]
+_MEASURED = ("params", "auc", "accuracy_at_optroc", "train_time_s", "n_features", "error",
+             "history")
 
 
 @dataclass(frozen=True)
@@ -38,40 +46,50 @@ class RunResult:
     markdown: str
     csv_path: Path | None = None
     markdown_path: Path | None = None
+    stats: dict = field(default_factory=dict)  # cells: total, run, cached, failed
 
 
 def cells(protocol: Protocol) -> list[Cell]:
     """All independent units of work of a protocol, in a fixed order."""
-    n_folds = protocol.outer_folds if protocol.split == "kfold" else 1
-    return [
-        Cell(entry, rep, fold)
-        for entry in protocol.datasets
-        for rep in range(protocol.repetitions)
-        for fold in range(n_folds)
-    ]
+    def n_folds(entry):
+        if entry.test_split is not None or protocol.split == "holdout":
+            return 1
+        return protocol.outer_folds
+
+    return [Cell(entry, rep, fold) for entry in protocol.datasets
+            for rep in range(protocol.repetitions) for fold in range(n_folds(entry))]
 
 
 @lru_cache(maxsize=4)
-def _load(entry: DatasetEntry, max_instances: int | None, seed: int):
+def _load(entry: DatasetEntry, split: str | None, max_instances: int | None, seed: int):
     from optrank.data import load
 
-    X, y = load(entry.name, split=entry.split, binarize=entry.binarize)
+    X, y = load(entry.name, split=split, binarize=entry.binarize)
     if max_instances is not None and X.shape[0] > max_instances:
         keep = np.sort(np.random.default_rng(seed).permutation(X.shape[0])[:max_instances])
         X, y = X[keep], y[keep]
     return X, y
 
 
-def _outer_split(protocol: Protocol, y: np.ndarray, cell: Cell):
+def _train_test(protocol: Protocol, cell: Cell):
+    """(X_train, y_train, X_test, y_test) of a cell."""
     from optrank.data import stratified_kfold, stratified_split
 
-    seed = protocol.seed + 1000 * cell.repetition
+    entry, seed = cell.dataset, protocol.seed + cell.repetition
+    X, y = _load(entry, entry.split, protocol.max_instances, seed)
+    if entry.test_split is not None:
+        X_test, y_test = _load(entry, entry.test_split, protocol.max_instances, seed)
+        return X, y, X_test, y_test
+    split_seed = protocol.seed + 1000 * cell.repetition
     if protocol.split == "holdout":
-        return stratified_split(y, test_size=protocol.test_size, random_state=seed)
-    return stratified_kfold(y, k=protocol.outer_folds, random_state=seed)[cell.fold]
+        train, test = stratified_split(y, test_size=protocol.test_size, random_state=split_seed)
+    else:
+        train, test = stratified_kfold(y, k=protocol.outer_folds,
+                                       random_state=split_seed)[cell.fold]
+    return X[train], y[train], X[test], y[test]
 
 
-def _preprocess(protocol: Protocol, X_train, X_test):
+def _preprocess(protocol: Protocol, entry: DatasetEntry, X_train, X_test):
     from optrank.data import MinMaxScaler, Standardizer
 
     if protocol.features == "distance":
@@ -80,26 +98,39 @@ def _preprocess(protocol: Protocol, X_train, X_test):
         X_train, X_test = (pairwise_distances(X, X_train) for X in (X_train, X_test))
         scaler = Standardizer().fit(X_train)  # paper 004: distances z-scored on training
         return scaler.transform(X_train), scaler.transform(X_test)
-    if protocol.preprocessing is None:
+    kind = protocol.preprocessing if entry.preprocessing == "protocol" else entry.preprocessing
+    if kind is None:
         return X_train, X_test
-    scaler = (Standardizer() if protocol.preprocessing == "standardize" else MinMaxScaler())
+    if kind == "standardize":
+        scaler = Standardizer()
+    else:
+        scaler = MinMaxScaler(entry.feature_range or protocol.feature_range)
     scaler.fit(X_train)
     return scaler.transform(X_train), scaler.transform(X_test)
 
 
-def _build(protocol: Protocol, params: dict):
+def _estimator_class(name: str):
+    import importlib
+
     import optrank
 
-    return getattr(optrank, protocol.estimator)(**{**protocol.params, **params})
+    if ":" in name:
+        module, attr = name.split(":")
+        return getattr(importlib.import_module(module), attr)
+    return getattr(optrank, name)
+
+
+def _build(protocol: Protocol, params: dict):
+    return _estimator_class(protocol.estimator)(**{**protocol.params, **params})
 
 
 def _grid(protocol: Protocol) -> list[dict]:
     keys = sorted(protocol.grid)
-    return [dict(zip(keys, values)) for values in itertools.product(*(protocol.grid[k]
-                                                                      for k in keys))]
+    return [dict(zip(keys, values, strict=True))
+            for values in itertools.product(*(protocol.grid[k] for k in keys))]
 
 
-def _select(protocol: Protocol, X, y, seed: int) -> dict:
+def _select(protocol: Protocol, entry: DatasetEntry, X, y, seed: int) -> dict:
     """Pick grid parameters by mean inner-CV AUC (first best wins ties)."""
     from optrank.data import stratified_kfold
     from optrank.metrics import auc
@@ -112,36 +143,249 @@ def _select(protocol: Protocol, X, y, seed: int) -> dict:
     for params in grid:
         fold_aucs = []
         for tr, va in folds:
-            Xtr, Xva = _preprocess(protocol, X[tr], X[va])
+            Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
             model = _build(protocol, params).fit(Xtr, y[tr])
             fold_aucs.append(auc(y[va], model.decision_function(Xva)))
-        scores.append(float(np.mean(fold_aucs)))
-    return grid[int(np.argmax(scores))]
+        scores.append(float(np.nanmean(fold_aucs)))
+    return grid[int(np.nanargmax(scores))] if np.isfinite(scores).any() else grid[0]
+
+
+def _n_features(model) -> int | str:
+    """Features with ``|w| >= 0.001`` (Table C.2 of paper 004), "" when not linear."""
+    if hasattr(model, "n_features_used"):
+        return int(model.n_features_used())
+    coef = getattr(model, "coef_", None)
+    if coef is None:
+        return ""
+    return int(np.sum(np.abs(np.asarray(coef, dtype=float)) >= 1e-3))
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if hasattr(value, "_asdict"):
+        return _jsonable(value._asdict())
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def history_json(model) -> str:
+    """The fitted estimator's ``history_`` as a JSON string ("" when it has none)."""
+    history = getattr(model, "history_", None)
+    if history is None:
+        return ""
+    return json.dumps(_jsonable(history))
+
+
+def evaluate_cell(protocol: Protocol, cell: Cell) -> dict:
+    """The measured part of a cell's row, plus ``scores`` (test y and decision values) for
+    repetition 0, fold 0. Errors are returned in ``error``, not raised."""
+    from optrank.metrics import accuracy_at_optroc, auc
+
+    out = {k: "" for k in _MEASURED}
+    try:
+        X_train, y_train, X_test, y_test = _train_test(protocol, cell)
+        params = _select(protocol, cell.dataset, X_train, y_train,
+                         protocol.seed + cell.repetition)
+        out["params"] = json.dumps(params, sort_keys=True)
+        X_train, X_test = _preprocess(protocol, cell.dataset, X_train, X_test)
+        t0 = time.perf_counter()
+        model = _build(protocol, params).fit(X_train, y_train)
+        out["train_time_s"] = time.perf_counter() - t0
+        scores = np.asarray(model.decision_function(X_test), dtype=float)
+        out["auc"] = float(auc(y_test, scores))
+        out["accuracy_at_optroc"] = float(accuracy_at_optroc(y_test, scores))
+        out["n_features"] = _n_features(model)
+        out["history"] = history_json(model)
+        if cell.repetition == 0 and cell.fold == 0:
+            out["scores"] = {"y": np.asarray(y_test, dtype=np.int8), "scores": scores}
+    except Exception as exc:  # a failed cell is data; the others go on
+        logger.warning("cell %s of %s failed: %s", cell, protocol.name, exc)
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+def _label(protocol: Protocol, cell: Cell) -> dict:
+    return {"protocol": protocol.name, "table_id": protocol.table_id,
+            "dataset": cell.dataset.name, "method": protocol.reference_method or "",
+            "repetition": cell.repetition, "fold": cell.fold}
 
 
 def run_cell(protocol: Protocol, cell: Cell) -> dict:
-    """Train and evaluate one cell; errors are returned in the row, not raised."""
-    from optrank.metrics import accuracy_at_optroc, auc
+    """Train and evaluate one cell into a row; errors are returned in the row, not raised."""
+    out = evaluate_cell(protocol, cell)
+    out.pop("scores", None)
+    return {**_label(protocol, cell), **out}
 
-    row = {"protocol": protocol.name, "table_id": protocol.table_id,
-           "dataset": cell.dataset.name, "repetition": cell.repetition, "fold": cell.fold}
+
+def _error_measures(exc: BaseException) -> dict:
+    out = {k: "" for k in _MEASURED}
+    out["error"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+@dataclass(frozen=True)
+class _Task:
+    protocol: Protocol
+    cell: Cell
+
+
+def _evaluate_task(task: _Task) -> dict:
+    return evaluate_cell(task.protocol, task.cell)
+
+
+def run_protocols(
+    protocols: Sequence[Protocol],
+    output_dir: str | Path | None = None,
+    progress: bool = False,
+    map_fn: Callable[[Callable, Iterable], Iterable] | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    cache: bool | str | Path = True,
+    client=None,
+) -> dict[str, RunResult]:
+    """Run the cells of several protocols together (one pool of work), one result each.
+
+    Parameters
+    ----------
+    protocols
+        The protocols; cells with the same cache key (e.g. a table read from another
+        table's runs) are computed once.
+    output_dir
+        Where ``<name>.csv``, ``<name>.md`` and ``scores/<name>/<dataset>.npz`` go.
+    progress
+        Show a progress bar over cells (tqdm).
+    map_fn
+        ``map_fn(fn, items)`` returning results in input order (an exception object
+        for a failed item is recorded as an error row), e.g. ``dask_map(client)``.
+    scheduler, workers, client
+        Run on Dask: ``"local"`` starts a LocalCluster of ``workers`` workers, an address
+        connects to an existing scheduler; or pass a ``distributed.Client``. None with
+        no client runs sequentially in this process.
+    cache
+        True: ``<output_dir>/.cache`` (no cache without an output directory); a path:
+        that directory; False: no cache (every cell runs).
+    """
+    out = Path(output_dir) if output_dir is not None else None
+    store = _cache_store(cache, out)
+    tasks = [_Task(p, c) for p in protocols for c in cells(p)]
+    keys = [cell_key(t.protocol, t.cell) for t in tasks]
+    first = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    measured: dict[str, dict] = {}
+    scores: dict[str, dict] = {}
+    cached = set()
+    for key in first:
+        hit = store.get(key) if store else None
+        if hit is not None:
+            measured[key] = hit
+            cached.add(key)
+            s = store.scores(key)
+            if s is not None:
+                scores[key] = s
+    todo_keys = [k for k in first if k not in measured]
+    todo = [tasks[first[k]] for k in todo_keys]
+    for key, result in _execute(todo_keys, todo, progress, map_fn, scheduler, workers,
+                                client):
+        if isinstance(result, BaseException):
+            result = _error_measures(result)
+        s = result.pop("scores", None)
+        if s is not None:
+            scores[key] = s
+        measured[key] = result
+        if store and not result["error"]:
+            store.put(key, result, s)
+    return {p.name: _result(p, tasks, keys, measured, scores, cached, out)
+            for p in protocols}
+
+
+def _cache_store(cache, out: Path | None) -> CellCache | None:
+    if cache is False or cache is None:
+        return None
+    if cache is True:
+        return CellCache(out / ".cache") if out is not None else None
+    return CellCache(cache)
+
+
+def _execute(keys, tasks, progress, map_fn, scheduler, workers, client):
+    """Yield (key, measures or exception) for every task, as they finish."""
+    bar = _bar(len(tasks), progress)
     try:
-        X, y = _load(cell.dataset, protocol.max_instances, protocol.seed + cell.repetition)
-        train, test = _outer_split(protocol, y, cell)
-        params = _select(protocol, X[train], y[train], protocol.seed + cell.repetition)
-        X_train, X_test = _preprocess(protocol, X[train], X[test])
-        t0 = time.perf_counter()
-        model = _build(protocol, params).fit(X_train, y[train])
-        row["train_time_s"] = time.perf_counter() - t0
-        scores = model.decision_function(X_test)
-        row["auc"] = auc(y[test], scores)
-        row["accuracy_at_optroc"] = accuracy_at_optroc(y[test], scores)
-        row["params"] = json.dumps(params, sort_keys=True)
-        row["error"] = ""
-    except Exception as exc:  # a failed cell is data; the others go on
-        logger.warning("cell %s failed: %s", cell, exc)
-        row["error"] = f"{type(exc).__name__}: {exc}"
-    return row
+        if map_fn is not None:
+            for key, result in zip(keys, map_fn(_evaluate_task, tasks), strict=True):
+                bar.update(1)
+                yield key, result
+        elif client is not None or scheduler is not None:
+            yield from _execute_dask(keys, tasks, bar, scheduler, workers, client)
+        else:
+            for key, task in zip(keys, tasks, strict=True):
+                result = _evaluate_task(task)
+                bar.update(1)
+                yield key, result
+    finally:
+        bar.close()
+
+
+def _execute_dask(keys, tasks, bar, scheduler, workers, client):
+    from optrank.experiments._dask import dask_client, submit_all
+
+    if client is None:
+        with dask_client(scheduler, workers) as own:
+            yield from _execute_dask(keys, tasks, bar, None, None, own)
+        return
+    for index, result in submit_all(client, _evaluate_task, tasks):
+        bar.update(1)
+        yield keys[index], result
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _bar(total: int, enabled: bool):
+    if not enabled or total == 0:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="cell")
+
+
+def _result(protocol, tasks, keys, measured, scores, cached, out) -> RunResult:
+    mine = [(t, k) for t, k in zip(tasks, keys, strict=True) if t.protocol is protocol]
+    rows = [{**_label(protocol, t.cell), **measured[k]} for t, k in mine]
+    summary = summarise(protocol, rows)
+    markdown = to_markdown(protocol, summary, rows)
+    stats = {"cells": len(mine), "cached": sum(k in cached for _, k in mine),
+             "failed": sum(bool(r["error"]) for r in rows)}
+    stats["run"] = stats["cells"] - stats["cached"]
+    result = RunResult(rows, summary, markdown, stats=stats)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        result.csv_path = write_csv(out / f"{protocol.name}.csv", rows)
+        result.markdown_path = out / f"{protocol.name}.md"
+        result.markdown_path.write_text(markdown)
+        _write_scores(out / "scores" / protocol.name, mine, scores)
+    return result
+
+
+def _write_scores(directory: Path, mine, scores) -> None:
+    for task, key in mine:
+        if task.cell.repetition == 0 and task.cell.fold == 0 and key in scores:
+            directory.mkdir(parents=True, exist_ok=True)
+            name = task.cell.dataset.name.replace("/", "_")
+            np.savez(directory / f"{name}.npz", **scores[key])
 
 
 def run_protocol(
@@ -149,39 +393,19 @@ def run_protocol(
     output_dir: str | Path | None = None,
     progress: bool = False,
     map_fn: Callable[[Callable, Iterable], Iterable] | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    cache: bool | str | Path = True,
+    client=None,
 ) -> RunResult:
-    """Execute every cell, write ``<name>.csv`` and ``<name>.md``, return the result."""
-    todo = cells(protocol)
-    work = (lambda c: run_cell(protocol, c))
-    if map_fn is not None:
-        rows = list(map_fn(work, todo))
-    else:
-        rows = [work(c) for c in _progress(todo, progress, protocol.name)]
-    summary = summarise(protocol, rows)
-    markdown = to_markdown(protocol, summary, rows)
-    result = RunResult(rows, summary, markdown)
-    if output_dir is not None:
-        out = Path(output_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        result.csv_path = _write_csv(out / f"{protocol.name}.csv", rows)
-        result.markdown_path = out / f"{protocol.name}.md"
-        result.markdown_path.write_text(markdown)
-    return result
+    """Execute every cell of one protocol; see :func:`run_protocols` for the parameters."""
+    return run_protocols([protocol], output_dir, progress, map_fn, scheduler, workers, cache,
+                         client)[protocol.name]
 
 
-def _progress(items: list, enabled: bool, desc: str):
-    if not enabled:
-        return items
-    from tqdm.auto import tqdm
-
-    return tqdm(items, desc=desc, unit="cell")
-
-
-def _write_csv(path: Path, rows: list[dict]) -> Path:
-    fields = ["protocol", "table_id", "dataset", "repetition", "fold", "params", "auc",
-              "accuracy_at_optroc", "train_time_s", "error"]
+def write_csv(path: Path, rows: list[dict]) -> Path:
     with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     return path

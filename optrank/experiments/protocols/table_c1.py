@@ -57,16 +57,18 @@ DATASETS = tuple(DatasetEntry(f"keel:{n}", reference_name=n) for n in TABLE_C1_D
 _COMMON = dict(split="holdout", test_size=0.25, cv_folds=5, preprocessing="standardize",
                seed=0)
 _CG = {"max_prototypes": 100, "random_state": 0}
+_CG_QUICK = {"max_prototypes": 20}
 
 SMOOTH_RANKING_CG = Protocol(
     name="smooth-ranking-cg-tableC1", table_id="004-TC.1", estimator="SmoothRankingCG",
-    datasets=DATASETS, params=dict(_CG), grid={"C": SMOOTH_C_GRID},
+    datasets=DATASETS, params=dict(_CG), grid={"C": SMOOTH_C_GRID}, quick_params=_CG_QUICK,
     reference_method="Smooth Ranking-CG Prototype",
     description="Smooth Ranking-CG Prototype, C by 5-fold CV (Appendix B).", **_COMMON)
 
 RANKING_CG = Protocol(
     name="ranking-cg-tableC1", table_id="004-TC.1", estimator="RankingCG",
     datasets=DATASETS, params={**_CG, "bounded": True}, grid={"tol": ALPHA_GRID},
+    quick_params=_CG_QUICK,
     reference_method="Ranking-CG Prototype",
     description="Ranking-CG Prototype (weights in [-1, 1]), alpha by 5-fold CV.", **_COMMON)
 
@@ -89,3 +91,5 @@ LINF_RANKING = Protocol(
     description="L-infinity Ranking on the dissimilarity matrix.", **_COMMON)
 
 TABLE_C1 = (SMOOTH_RANKING_CG, RANKING_CG, L1_RANKING, LINF_RANKING, RANKING_SVM)
+
+PROTOCOLS = TABLE_C1

@@ -41,14 +41,25 @@ STRATEGIES_T4 = ("random", "soft-close", "soft-correct")
 STRATEGIES_T5 = ("random", "soft-close", "soft-correct", "hard-close", "hard-correct")
 STRATEGIES_T6 = ("soft-close", "soft-correct")
 
-DATASETS = (
-    DatasetEntry("letter", reference_name="letter"),
-    DatasetEntry("a9a", reference_name="a9a", split="train"),
-    DatasetEntry("ijcnn1", reference_name="ijcnn1", split="train"),
-    DatasetEntry("covtype.binary", reference_name="covtype"),
-)
 EVALUATION = {"letter": "cv", "a9a": "test", "ijcnn1": "cv", "covtype.binary": "cv"}
 SCALING = {"letter": (-1.0, 1.0), "a9a": None, "ijcnn1": None, "covtype.binary": (0.0, 1.0)}
+
+
+def _entry(name: str, reference_name: str, split: str | None = None) -> DatasetEntry:
+    """Evaluation and scaling of ``EVALUATION`` / ``SCALING`` as a runner dataset entry."""
+    scaling = SCALING[name]
+    return DatasetEntry(name, reference_name=reference_name, split=split,
+                        test_split="test" if EVALUATION[name] == "test" else None,
+                        preprocessing=None if scaling is None else "minmax",
+                        feature_range=scaling)
+
+
+DATASETS = (
+    _entry("letter", "letter"),
+    _entry("a9a", "a9a", split="train"),
+    _entry("ijcnn1", "ijcnn1", split="train"),
+    _entry("covtype.binary", "covtype"),
+)
 
 AS_PARAMS = {"budget": BUDGET, "step": STEP, "C": C, "gamma": GAMMA, "bias_correction": True}
 BASELINE_PARAMS = {
@@ -96,10 +107,15 @@ PAPER_TABLE6 = {
 }
 
 
-def _as_protocol(strategy: str) -> Protocol:
+QUICK_PARAMS = {"budget": 1000}
+"""``Protocol.quick``: a 1000-pair budget instead of 8000."""
+
+
+def _as_protocol(strategy: str, table: str = "table4", table_id: str = "002-T4",
+                 metric: str = "auc") -> Protocol:
     return Protocol(
-        name=f"asranksvm-{strategy}-table4",
-        table_id="002-T4",
+        name=f"asranksvm-{strategy}-{table}",
+        table_id=table_id,
         estimator="ActiveSamplingRankSVM",
         datasets=DATASETS,
         params={**AS_PARAMS, "strategy": strategy},
@@ -108,11 +124,39 @@ def _as_protocol(strategy: str) -> Protocol:
         repetitions=N_POOLS,
         preprocessing=None,
         reference_method=f"ASRankSVM {strategy}",
+        reference_metric=metric,
+        quick_params=QUICK_PARAMS,
         description=f"ASRankSVM {strategy}, B=8000, b=100, C=0.1, gamma=1; 10 pools.",
     )
 
 
-PROTOCOLS = tuple(_as_protocol(s) for s in STRATEGIES_T4)
-"""Runner-compatible Table 4 protocols of the active-sampling methods (per-dataset
-evaluation and scaling are in ``EVALUATION`` / ``SCALING``, used by
-``examples/reproduce_crc_tables.py``)."""
+def _baseline(method: str) -> Protocol:
+    params = {k: v for k, v in BASELINE_PARAMS[method].items()}
+    return Protocol(
+        name=f"{method.lower()}-table4",
+        table_id="002-T4",
+        estimator=method,
+        datasets=DATASETS,
+        params={**params, "random_state": 0},
+        split="kfold",
+        outer_folds=CV_FOLDS,
+        repetitions=1,
+        preprocessing=None,
+        reference_method=method,
+        quick_params={"budget": 1000, **({"n_iter": 10_000} if method == "CRR" else {})},
+        description=f"{method} baseline on the whole training part (one run).",
+    )
+
+
+BASELINES = tuple(_baseline(m) for m in ("WSVM", "CRR"))
+"""WSVM and CRR columns of Table 4 (deterministic given the data: one run). ERankSVM's
+per-pair cost depends on each training part's pair count, so it is left to
+``examples/reproduce_crc_tables.py``."""
+
+PROTOCOLS = tuple(_as_protocol(s) for s in STRATEGIES_T4) + BASELINES
+"""Table 4 protocols: the active-sampling strategies and the WSVM / CRR baselines."""
+
+TABLE5_EXTRA = tuple(_as_protocol(s, "table5", "002-T5", "cpu_time_s")
+                     for s in STRATEGIES_T5 if s not in STRATEGIES_T4)
+"""Table 5 strategies that Table 4 does not run (hard-close, hard-correct); the other
+Table 5 columns are Table 4's runs read for their training time."""

@@ -1,0 +1,81 @@
+"""Finished cells on disk: one JSON per cell, named by a hash of what determines its result.
+
+The key is the sha256 of the protocol fields that affect a cell (not its name, table or
+the paper column it is compared with, so a table read from another table's runs, e.g.
+accuracy beside AUC, reuses them), the cell itself, the optrank version and a
+fingerprint of the package's source files. Editing any optrank source file therefore
+invalidates every cached cell; failed cells are never cached, so a rerun retries them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+# Protocol fields that label a run rather than change its numbers.
+_LABEL_FIELDS = ("name", "table_id", "datasets", "metrics", "reference_method",
+                 "reference_metric", "description", "quick_params")
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """sha256 over optrank's version and every ``.py`` file of the package (path + bytes)."""
+    import optrank
+
+    root = Path(optrank.__file__).resolve().parent
+    h = hashlib.sha256(optrank.__version__.encode())
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def cell_config(protocol, cell) -> dict:
+    """The plain-data description of one cell that its cache key hashes."""
+    fields = {f.name: getattr(protocol, f.name) for f in dataclasses.fields(protocol)
+              if f.name not in _LABEL_FIELDS}
+    return {"protocol": fields, "dataset": dataclasses.asdict(cell.dataset),
+            "repetition": cell.repetition, "fold": cell.fold}
+
+
+def cell_key(protocol, cell, fingerprint: str | None = None) -> str:
+    payload = {"cell": cell_config(protocol, cell), "code": fingerprint or code_fingerprint()}
+    text = json.dumps(payload, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class CellCache:
+    """``<directory>/<key>.json`` (the row) and ``<key>.npz`` (test labels and scores)."""
+
+    def __init__(self, directory: str | os.PathLike):
+        self.directory = Path(directory)
+
+    def get(self, key: str) -> dict | None:
+        path = self.directory / f"{key}.json"
+        if not path.is_file():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):  # a half-written file from a killed run
+            return None
+
+    def scores(self, key: str) -> dict | None:
+        path = self.directory / f"{key}.npz"
+        if not path.is_file():
+            return None
+        with np.load(path) as data:
+            return {"y": data["y"], "scores": data["scores"]}
+
+    def put(self, key: str, row: dict, scores: dict | None = None) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if scores is not None:
+            np.savez(self.directory / f"{key}.npz", **scores)
+        tmp = self.directory / f"{key}.json.tmp"
+        tmp.write_text(json.dumps(row, sort_keys=True))
+        tmp.replace(self.directory / f"{key}.json")

@@ -1,0 +1,72 @@
+"""Fan cells out on Dask distributed: a LocalCluster by default, or an existing scheduler.
+
+A cell is a pure function call, so it is submitted as a future; results come back with
+``as_completed`` in whatever order they finish. A cell whose function raises, or whose
+worker dies (``KilledWorker``), comes back as an ``Exception`` object for the caller to
+record, and the other futures carry on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterable, Iterator
+
+logger = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = "local", workers: int | None = None,
+                processes: bool = True):
+    """A ``distributed.Client``: on a fresh LocalCluster, or connected to ``scheduler``.
+
+    ``scheduler`` is ``"local"`` (or None) for a LocalCluster of ``workers`` workers with
+    one thread each (default: one per core), or a scheduler address such as
+    ``"tcp://10.0.0.5:8786"``. The LocalCluster is closed on exit; a remote cluster is
+    left running.
+    """
+    from distributed import Client, LocalCluster
+
+    if scheduler in (None, "local"):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                               dashboard_address=None)
+        try:
+            with Client(cluster) as client:
+                yield client
+        finally:
+            cluster.close()
+    else:
+        with Client(scheduler) as client:
+            yield client
+
+
+def submit_all(client, fn: Callable, items: list) -> Iterator[tuple[int, object]]:
+    """Yield ``(index, result)`` as futures finish; a failure yields its exception."""
+    from distributed import as_completed
+
+    futures = {client.submit(fn, item, pure=False): i for i, item in enumerate(items)}
+    for future in as_completed(futures):
+        index = futures[future]
+        try:
+            yield index, future.result()
+        except Exception as exc:  # the cell raised, or its worker died
+            logger.warning("cell %d failed on the cluster: %s", index, exc)
+            yield index, exc
+        finally:
+            future.release()
+
+
+def dask_map(client) -> Callable[[Callable, Iterable], list]:
+    """A ``map_fn`` for :func:`optrank.experiments.run_protocol` that runs on ``client``.
+
+    Results come back in input order; a failure is returned as its exception.
+    """
+
+    def map_fn(fn: Callable, items: Iterable) -> list:
+        items = list(items)
+        out: list = [None] * len(items)
+        for index, result in submit_all(client, fn, items):
+            out[index] = result
+        return out
+
+    return map_fn

@@ -1,0 +1,226 @@
+"""One report per paper table: every method's runs beside the paper's, with a t-test.
+
+For each dataset and method the report gives our mean +- std over the cells
+(repetitions x outer folds), the paper's value (+- std when printed), the difference,
+and a significance marker at the 95% level:
+
+* the paper prints a std: Welch's t-test from summary statistics
+  (``scipy.stats.ttest_ind_from_stats``, ``equal_var=False``) with the paper's n taken
+  as the number of cells of the full protocol (its repetitions x folds);
+* otherwise: a one-sample t-test of our per-cell values against the paper's mean
+  (``scipy.stats.ttest_1samp``).
+
+``▲`` / ``▼``: ours significantly higher / lower; blank: not significant; ``·``: fewer
+than two cells (no test). Paper rows that were not run are listed with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from optrank.experiments._protocol import Protocol
+from optrank.experiments._reference import _rows, reference_dir, reference_value
+from optrank.experiments._runner import RunResult, cells, write_csv
+
+QUICK_NOTE = (
+    "Quick protocol: the first 3 datasets of each method, at most 2000 instances per "
+    "loaded set, 1 repetition, at most 2 outer folds and 2 inner CV folds, at most 3 "
+    "values per grid axis, and each protocol's ``quick_params`` (fewer landmarks, a "
+    "smaller budget, ...). Its numbers check the pipeline; they are not comparable with "
+    "the paper's."
+)
+
+
+def _field(metric: str) -> str:
+    """Our row column compared with a paper metric."""
+    if metric.startswith("auc"):
+        return "auc"
+    if metric.startswith("accuracy"):
+        return "accuracy_at_optroc"
+    if metric.startswith("n_features"):
+        return "n_features"
+    return "train_time_s"  # train_time_s, run_time_s, cpu_time_s
+
+
+@lru_cache(maxsize=1)
+def _captions() -> dict[str, str]:
+    path = reference_dir() / "INDEX.md"
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text().splitlines():
+        cols = [c.strip() for c in line.split("|")]
+        if len(cols) > 5 and re.fullmatch(r"\d{3}-T\S+", cols[2]):
+            out[cols[2]] = cols[4]
+    return out
+
+
+def index_table_ids() -> list[str]:
+    """Every table id of shared/reference/INDEX.md."""
+    return list(_captions())
+
+
+def significance(ours: np.ndarray, paper: float, paper_std: float, paper_n: int):
+    """(p value, marker) of ours against the paper at 95%; see the module docstring."""
+    from scipy import stats
+
+    ours = ours[np.isfinite(ours)]
+    if ours.size < 2 or not math.isfinite(paper):
+        return float("nan"), "·"
+    mean, std = float(ours.mean()), float(ours.std(ddof=1))
+    if std == 0.0 and (not math.isfinite(paper_std) or paper_std == 0.0):
+        return (0.0 if mean != paper else 1.0), ("" if mean == paper else
+                                                 ("▲" if mean > paper else "▼"))
+    if math.isfinite(paper_std) and paper_n >= 2:
+        p = stats.ttest_ind_from_stats(mean, std, ours.size, paper, paper_std, paper_n,
+                                       equal_var=False).pvalue
+    else:
+        p = stats.ttest_1samp(ours, paper).pvalue
+    p = float(p)
+    if not p < 0.05:
+        return p, ""
+    return p, "▲" if mean > paper else "▼"
+
+
+def _values(result: RunResult, dataset: str, field: str) -> np.ndarray:
+    vals = [r[field] for r in result.rows
+            if r["dataset"] == dataset and not r["error"] and r[field] not in ("", None)]
+    return np.asarray(vals, dtype=float)
+
+
+def _full_cells(protocol: Protocol, full: dict[str, Protocol]) -> int:
+    base = full.get(protocol.name.removesuffix("-quick"), protocol)
+    n = len(cells(base))
+    return max(1, n // max(1, len(base.datasets)))
+
+
+def summary_rows(table_id: str, protocols, results: dict[str, RunResult],
+                 full: dict[str, Protocol]) -> list[dict]:
+    """One row per (dataset, method): ours, paper, difference, p value, marker."""
+    out = []
+    for p in protocols:
+        field, result = _field(p.reference_metric), results[p.name]
+        for entry in p.datasets:
+            ours = _values(result, entry.name, field)
+            ref = reference_value(table_id, entry.reference_name or entry.name,
+                                  p.reference_method or "", p.reference_metric)
+            paper, paper_std = ref if ref else (float("nan"), float("nan"))
+            mean = float(ours.mean()) if ours.size else float("nan")
+            pval, mark = significance(ours, paper, paper_std, _full_cells(p, full))
+            out.append({
+                "table_id": table_id, "dataset": entry.name,
+                "reference_dataset": entry.reference_name or "",
+                "method": p.reference_method or p.name, "protocol": p.name,
+                "metric": p.reference_metric, "cells": int(ours.size),
+                "ours": mean, "ours_std": float(ours.std(ddof=1)) if ours.size > 1 else
+                float("nan"), "paper": paper, "paper_std": paper_std,
+                "difference": mean - paper, "p_value": pval, "significance": mark,
+            })
+    return out
+
+
+def _pm(mean: float, std: float, digits: int) -> str:
+    if not math.isfinite(mean):
+        return "n/a"
+    if not math.isfinite(std):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def _cell_text(s: dict) -> str:
+    digits = 4 if s["metric"].startswith(("auc", "acc")) else 2
+    diff = "n/a" if not math.isfinite(s["difference"]) else f"{s['difference']:+.{digits}f}"
+    return (f"{_pm(s['ours'], s['ours_std'], digits)} / {_pm(s['paper'], s['paper_std'], digits)}"
+            f" / {diff} {s['significance']}").rstrip()
+
+
+def not_run(table_id: str, protocols, all_protocols) -> list[tuple[str, str, str]]:
+    """(dataset, method, reason) for every paper row of the table that was not run."""
+    covered = {(e.reference_name or e.name, p.reference_method) for p in protocols
+               for e in p.datasets}
+    methods = {p.reference_method for p in protocols}
+    full_datasets = {(e.reference_name or e.name, p.reference_method) for p in all_protocols
+                     if p.table_id == table_id for e in p.datasets}
+    anywhere = {e.reference_name or e.name for p in all_protocols for e in p.datasets}
+    seen, out = set(), []
+    for row in _rows(str(reference_dir())):
+        key = (row["dataset"], row["method"])
+        if row["table_id"] != table_id or key in covered or key in seen:
+            continue
+        seen.add(key)
+        if row["method"] not in methods:
+            reason = "method not implemented as a runner protocol"
+        elif key in full_datasets:
+            reason = "left out of the quick protocol"
+        elif row["dataset"] in anywhere:
+            reason = "dataset left out of this method's protocol (see its module)"
+        else:
+            reason = "dataset not in shared/data"
+        out.append((row["dataset"], row["method"], reason))
+    return out
+
+
+def table_markdown(table_id: str, protocols, summary: list[dict],
+                   missing: list[tuple[str, str, str]], results: dict[str, RunResult],
+                   quick: bool) -> str:
+    caption = _captions().get(table_id, "")
+    methods = list(dict.fromkeys(s["method"] for s in summary))
+    metric = protocols[0].reference_metric
+    lines = [f"# {table_id}: {caption}".rstrip(": "), ""]
+    if quick:
+        lines += [QUICK_NOTE, ""]
+    lines += [f"Each cell: ours (mean ± std over cells) / paper / difference, compared on "
+              f"`{metric}` (our `{_field(metric)}`; AUC in % is read on the 0-1 scale). "
+              "▲ / ▼: ours significantly higher / lower at 95% (Welch's t-test when the "
+              "paper prints a std, n = the full protocol's cells; else a one-sample t-test "
+              "against the paper's mean); · : fewer than two cells.", ""]
+    lines += ["| dataset | " + " | ".join(methods) + " |",
+              "|---|" + "---|" * len(methods)]
+    by = {(s["dataset"], s["method"]): s for s in summary}
+    for dataset in dict.fromkeys(s["dataset"] for s in summary):
+        texts = [_cell_text(by[(dataset, m)]) if (dataset, m) in by else "not run"
+                 for m in methods]
+        lines.append(f"| {dataset} | " + " | ".join(texts) + " |")
+    lines += ["", "## Methods", ""]
+    lines += [f"- **{p.reference_method}** (`{p.name}`, {p.estimator}): {p.description}"
+              for p in protocols]
+    failed = [r for p in protocols for r in results[p.name].rows if r["error"]]
+    if failed:
+        lines += ["", "## Failed cells", ""]
+        lines += [f"- {r['method']} / {r['dataset']} rep {r['repetition']} fold {r['fold']}: "
+                  f"{r['error']}" for r in failed]
+    if missing:
+        lines += ["", "## Paper rows not run", "", "| dataset | method | reason |",
+                  "|---|---|---|"]
+        lines += [f"| {d} | {m} | {why} |" for d, m, why in missing]
+    return "\n".join(lines) + "\n"
+
+
+def write_table_report(table_id: str, protocols, results: dict[str, RunResult],
+                       output_dir: str | Path | None, all_protocols, quick: bool = False):
+    """Rows CSV ``<table_id>.csv``, summary ``<table_id>-summary.csv`` and ``<table_id>.md``."""
+    import csv
+
+    full = {p.name: p for p in all_protocols}
+    summary = summary_rows(table_id, protocols, results, full)
+    missing = not_run(table_id, protocols, all_protocols)
+    markdown = table_markdown(table_id, protocols, summary, missing, results, quick)
+    paths = {}
+    if output_dir is not None:
+        out = Path(output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        rows = [r for p in protocols for r in results[p.name].rows]
+        paths["csv"] = write_csv(out / f"{table_id}.csv", rows)
+        paths["summary"] = out / f"{table_id}-summary.csv"
+        with paths["summary"].open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(summary[0]) if summary else ["table_id"])
+            writer.writeheader()
+            writer.writerows(summary)
+        paths["markdown"] = out / f"{table_id}.md"
+        paths["markdown"].write_text(markdown)
+    return summary, markdown, paths
