@@ -3,7 +3,8 @@
     optrank fit [--config FILE] [--dataset NAME] [--save MODEL.npz]
     optrank evaluate --model MODEL.npz [--config FILE] [--dataset NAME]
     optrank datasets [--data-dir DIR]
-    optrank reproduce PROTOCOL [--quick] [--output DIR]
+    optrank reproduce TABLE_ID|PROTOCOL|list [--all] [--quick] [--output DIR]
+                      [--scheduler ADDRESS | --local | --sequential] [--workers N] [--no-cache]
     optrank report RESULTS_DIR [--output report.html]
 """
 
@@ -57,10 +58,21 @@ def _parser() -> argparse.ArgumentParser:
     ds.add_argument("--data-dir", help="data directory (default: $OPTRANK_DATA or shared/data)")
     ds.set_defaults(func=cmd_datasets)
 
-    rp = sub.add_parser("reproduce", help="run a paper-table protocol through the runner")
-    rp.add_argument("protocol", help="protocol name (see 'optrank reproduce list')")
+    rp = sub.add_parser("reproduce", help="reproduce a paper table (or one protocol)")
+    rp.add_argument("protocol", nargs="?", help="table id (e.g. 001-T3.2), protocol name, "
+                    "or 'list' (see 'optrank reproduce list')")
+    rp.add_argument("--all", action="store_true", help="every table with a runnable row")
     rp.add_argument("--quick", action="store_true", help="reduced protocol for a fast check")
     rp.add_argument("--output", type=Path, default=Path("results"), help="output directory")
+    where = rp.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", help="address of a running Dask scheduler")
+    where.add_argument("--local", action="store_true",
+                       help="start a Dask LocalCluster (the default)")
+    where.add_argument("--sequential", action="store_true",
+                       help="run the cells one after another in this process")
+    rp.add_argument("--workers", type=int, help="LocalCluster workers (default: one per core)")
+    rp.add_argument("--no-cache", action="store_true",
+                    help="rerun every cell (default: reuse <output>/.cache)")
     rp.set_defaults(func=cmd_reproduce)
     from optrank.bench._cli import add_bench_parser  # optrank bench [CASE ...]
 
@@ -187,16 +199,40 @@ def _print(line: str) -> None:
 
 
 def cmd_reproduce(args) -> int:
-    from optrank.experiments import get_protocol, list_protocols, run_protocol
+    from optrank.experiments import _registry as reg
+    from optrank.experiments._runner import run_protocols
+    from optrank.experiments._tables import write_table_report
 
     if args.protocol == "list":
-        for name in list_protocols():
-            print(name)
-        return 0
-    protocol = get_protocol(args.protocol, quick=args.quick)
-    result = run_protocol(protocol, output_dir=args.output, progress=True)
-    print(result.markdown)
-    print(f"\nwrote {result.csv_path} and {result.markdown_path}")
+        return _list_reproducible(reg)
+    if not args.all and not args.protocol:
+        raise ValueError("give a table id or protocol name, 'list', or --all")
+    targets = reg.list_tables() if args.all else [args.protocol]
+    resolved = [reg.resolve(t, quick=args.quick) for t in targets]
+    protocols = list({p.name: p for _, ps in resolved for p in ps}.values())
+    scheduler = None if args.sequential else (args.scheduler or "local")
+    results = run_protocols(protocols, output_dir=args.output, progress=True,
+                            scheduler=scheduler, workers=args.workers,
+                            cache=not args.no_cache)
+    all_protocols = list(reg.PROTOCOLS.values())
+    for table_id, ps in resolved:
+        if table_id is None:
+            result = results[ps[0].name]
+            print(result.markdown)
+            print(f"wrote {result.csv_path} and {result.markdown_path}")
+            continue
+        _, markdown, paths = write_table_report(table_id, ps, results, args.output,
+                                                all_protocols, quick=args.quick)
+        if not args.all:
+            print(markdown)
+        print(f"wrote {paths['csv']} and {paths['markdown']}")
+    run = sum(r.stats["run"] for r in results.values())
+    cached = sum(r.stats["cached"] for r in results.values())
+    failed = sum(r.stats["failed"] for r in results.values())
+    print(f"cells: {run} run, {cached} from the cache, {failed} failed")
+    if args.all:
+        path = _write_index(args.output, reg, resolved, args.quick)
+        print(f"wrote {path}")
     return 0
 
 
@@ -210,6 +246,37 @@ def cmd_report(args) -> int:
         print(f"skipped    {reason}")
     print(f"report     {report.html_path}")
     return 0
+
+
+def _list_reproducible(reg) -> int:
+    print("tables:")
+    for table_id in reg.list_tables():
+        names = ", ".join(p.name for p in reg.protocols_for_table(table_id))
+        print(f"  {table_id:16s} {names}")
+    print("not runnable:")
+    for table_id, reason in sorted(reg.NOT_RUNNABLE.items()):
+        print(f"  {table_id:16s} {reason}")
+    print("protocols:")
+    for name in reg.list_protocols():
+        print(f"  {name}")
+    return 0
+
+
+def _write_index(output: Path, reg, resolved, quick: bool) -> Path:
+    lines = ["# Reproduced tables", ""]
+    if quick:
+        from optrank.experiments._tables import QUICK_NOTE
+
+        lines += [QUICK_NOTE, ""]
+    lines += ["| table | methods | report |", "|---|---|---|"]
+    for table_id, ps in resolved:
+        methods = ", ".join(p.reference_method or p.name for p in ps)
+        lines.append(f"| {table_id} | {methods} | [{table_id}.md]({table_id}.md) |")
+    lines += ["", "## Tables not run", "", "| table | reason |", "|---|---|"]
+    lines += [f"| {t} | {why} |" for t, why in sorted(reg.NOT_RUNNABLE.items())]
+    path = Path(output) / "README.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 if __name__ == "__main__":  # pragma: no cover
