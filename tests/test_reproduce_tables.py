@@ -1,0 +1,127 @@
+"""Paper tables: every INDEX.md table id resolves; table reports; ``optrank reproduce``."""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from optrank.cli import main
+from optrank.experiments import DatasetEntry, Protocol, RunResult, reference_dir
+from optrank.experiments import _registry as reg
+from optrank.experiments._runner import _estimator_class
+from optrank.experiments._tables import index_table_ids, significance, write_table_report
+
+needs_reference = pytest.mark.skipif(not (reference_dir() / "INDEX.md").is_file(),
+                                     reason="shared/reference not present")
+
+
+@needs_reference
+def test_every_index_table_resolves_to_protocols_or_a_reason():
+    ids = index_table_ids()
+    assert len(ids) == 31 and "001-T3.2" in ids and "004-TC.2" in ids
+    for table_id in ids:
+        protocols = reg.protocols_for_table(table_id)
+        assert bool(protocols) != (table_id in reg.NOT_RUNNABLE), table_id
+        if table_id in reg.NOT_RUNNABLE:
+            assert len(reg.NOT_RUNNABLE[table_id]) > 20
+    assert set(reg.list_tables()) | set(reg.NOT_RUNNABLE) == set(ids)
+
+
+@needs_reference
+def test_every_protocol_compares_with_a_paper_method():
+    from optrank.experiments._reference import reference_methods
+
+    for name, p in reg.PROTOCOLS.items():
+        assert p.reference_method in reference_methods(p.table_id), name
+
+
+def test_every_protocol_builds_its_estimator():
+    for name, p in reg.PROTOCOLS.items():
+        cls = _estimator_class(p.estimator)
+        sig = inspect.signature(cls)
+        for params in (p.params, p.quick().params):
+            sig.bind(**params, **{k: v[0] for k, v in p.grid.items()})  # TypeError if wrong
+        assert p.quick().repetitions == 1 and p.quick().name == f"{name}-quick"
+
+
+def test_table_3_2_runs_its_three_methods_and_derived_tables_share_cells():
+    from optrank.experiments._cache import cell_key
+    from optrank.experiments._runner import cells
+
+    names = [p.name for p in reg.protocols_for_table("001-T3.2")]
+    assert names == ["prsvm-table3.2", "nbam-table3.2", "fbam-table3.2"]
+    time_table = reg.protocols_for_table("001-T3.3")
+    assert [p.reference_metric for p in time_table] == ["train_time_s"] * 3
+    base, derived = reg.get_protocol("prsvm-table3.2"), time_table[0]
+    cell = cells(base)[0]
+    assert cell_key(base, cell, "x") == cell_key(derived, cell, "x")
+    assert reg.resolve("prsvm-table3.2") == (None, [base])
+    with pytest.raises(ValueError, match="high-dimensional"):
+        reg.resolve("000-T5")
+
+
+def test_significance_matches_the_t_statistics_by_hand():
+    ours = np.array([0.80, 0.82, 0.81, 0.83, 0.79])
+    # one-sample t-test against the paper's mean (no std printed)
+    t = (ours.mean() - 0.85) / (ours.std(ddof=1) / math.sqrt(5))
+    p_by_hand = 2 * stats.t.sf(abs(t), df=4)
+    p, mark = significance(ours, 0.85, float("nan"), 20)
+    assert p == pytest.approx(p_by_hand, rel=1e-10) and mark == "▼"
+    # Welch's t-test with the paper's std and n (Welch-Satterthwaite degrees of freedom)
+    va, vb = ours.var(ddof=1) / 5, 0.005**2 / 20
+    t = (ours.mean() - 0.79) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / 4 + vb**2 / 19)
+    p, mark = significance(ours, 0.79, 0.005, 20)
+    assert p < 0.05
+    assert p == pytest.approx(2 * stats.t.sf(abs(t), df), rel=1e-10) and mark == "▲"
+    assert significance(ours[:1], 0.8, 0.01, 20)[1] == "·"
+    assert significance(ours, 0.81, 0.02, 20)[1] == ""
+
+
+@needs_reference
+def test_table_report_places_ours_beside_the_paper(tmp_path):
+    protocols = reg.protocols_for_table("003-T2")  # B2RMK, 4 x 5-fold CV
+    p = protocols[0]
+    rows = [{"protocol": p.name, "table_id": "003-T2", "dataset": "diabetes", "method": "B2RMK",
+             "repetition": i // 5, "fold": i % 5, "params": "{}", "auc": 0.80 + 0.002 * i,
+             "accuracy_at_optroc": 0.7, "train_time_s": 1.0, "n_features": "", "error": "",
+             "history": ""} for i in range(20)]
+    rows.append({**rows[0], "fold": 4, "repetition": 3, "auc": "", "error": "ValueError: x"})
+    result = RunResult(rows, [], "")
+    summary, markdown, paths = write_table_report("003-T2", protocols, {p.name: result},
+                                                  tmp_path, list(reg.PROTOCOLS.values()))
+    diabetes = next(s for s in summary if s["dataset"] == "diabetes")
+    ours = 0.80 + 0.002 * np.arange(20)
+    assert diabetes["cells"] == 20 and diabetes["ours"] == pytest.approx(ours.mean())
+    assert diabetes["paper"] == pytest.approx(0.832) and diabetes["paper_std"] == 0.028
+    assert diabetes["difference"] == pytest.approx(ours.mean() - 0.832)
+    expected_p = stats.ttest_ind_from_stats(ours.mean(), ours.std(ddof=1), 20, 0.832, 0.028,
+                                            20, equal_var=False).pvalue
+    assert diabetes["p_value"] == pytest.approx(expected_p)
+    assert "| diabetes | 0.8190 ± 0.0118 / 0.8320 ± 0.0280 / -0.0130 |" in markdown
+    assert "| splice | LS-SVM | method not implemented as a runner protocol |" in markdown
+    assert "ValueError: x" in markdown
+    with open(paths["summary"]) as f:
+        assert len(list(csv.DictReader(f))) == len(p.datasets)
+
+
+def test_cli_reproduce_a_table_then_resume_from_cache(tmp_path, monkeypatch, capsys):
+    tiny = Protocol(name="tiny-heart", table_id="999-TINY", estimator="PRSVMPlus",
+                    datasets=(DatasetEntry("heart"),), grid={"C": [1.0]}, split="kfold",
+                    outer_folds=2, reference_method="PRSVM+")
+    monkeypatch.setitem(reg.PROTOCOLS, tiny.name, tiny)
+    args = ["reproduce", "999-TINY", "--sequential", "--output", str(tmp_path)]
+    assert main(args) == 0
+    assert "cells: 2 run, 0 from the cache, 0 failed" in capsys.readouterr().out
+    assert {"999-TINY.csv", "999-TINY.md", "999-TINY-summary.csv", "tiny-heart.csv"} <= {
+        p.name for p in tmp_path.iterdir()}
+    assert main(args) == 0
+    assert "cells: 0 run, 2 from the cache, 0 failed" in capsys.readouterr().out
+    assert main(["reproduce", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "999-TINY" in out and "002-T6" in out and "004-TC.1-l1" in out
