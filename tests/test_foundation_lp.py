@@ -127,3 +127,30 @@ def test_infeasible_status():
                             row_upper=[np.inf], col_lower=[-0.5], col_upper=[0.5],
                             col_blocks={"w": 1}, row_blocks={"pairs": 1})
     assert solve(p, "highs", form="primal").status is Status.INFEASIBLE
+
+
+@pytest.mark.parametrize("sign, costs, z_star", [
+    (1.0, [1.0, 3.0, 1.5], [2.0, 0.0, 0.0]),  # upper side of the ranged row: a = 2
+    (-1.0, [1.0, 1.2, 5.0], [0.0, 2.0, 0.0]),  # lower side: b = 2
+])
+def test_mirrored_columns_become_one_ranged_dual_row(sign, costs, z_star):
+    """L1's ``w = w_pos - w_neg``: D gets one ranged row per feature, not two, and the
+    answer is unchanged; hand-solved LP ``min c@(a, b, s)`` s.t.
+    ``sign*(a - b) + s >= 2``, ``a - b >= -5``, ``a, b, s >= 0``, whose twins ``a, b``
+    share one D row."""
+    from optrank.solvers import Program
+    from optrank.solvers._dualize import dualize
+
+    X, y = _instance(3)
+    D = PairSet.all_pairs(y).differences(X)
+    dual, dmap = dualize(ranksvm_program(D, pair_costs(D.shape[0], 0.05), "l1"))
+    assert dual.n_rows == X.shape[1] and dmap.mirror_pos.size == X.shape[1]
+    A = sp.csr_matrix([[sign, -sign, 1.0], [1.0, -1.0, 0.0]])
+    p = Program.from_blocks(np.array(costs), A, np.array([2.0, -5.0]), np.full(2, np.inf),
+                            np.zeros(3), np.full(3, np.inf), {"z": 3}, {"rows": 2})
+    assert dualize(p)[1].mirror_pos.tolist() == [0]
+    primal, dual_form = solve(p, "highs", form="primal"), solve(p, "highs", form="dual")
+    assert primal.primal["z"] == pytest.approx(z_star, abs=1e-9)
+    assert dual_form.objective == pytest.approx(primal.objective, abs=1e-9)
+    assert dual_form.primal["z"] == pytest.approx(z_star, abs=1e-9)
+    assert dual_form.dual["rows"] == pytest.approx(primal.dual["rows"], abs=1e-9)

@@ -15,6 +15,11 @@ bound on ``y_i`` instead of a row of (D): ``0 <= y_i <= c_j / a_ij``. This is wh
 makes the all-pairs RankSVM LP small in dual form: one variable per pair bounded in
 ``[0, C]`` and only a few rows per feature.
 
+*Mirrored columns.* Two columns ``z_j, z_k >= 0`` with ``A_k = -A_j`` (an L1 penalty's
+``w = w_pos - w_neg``) give D the rows ``A_j@y <= c_j`` and ``-A_j@y <= c_k``; they are
+kept as one ranged row ``-c_k <= A_j@y <= c_j``, which halves D's rows and nonzeros.
+Its row dual ``mu`` gives ``z_j = max(-mu, 0)`` and ``z_k = max(mu, 0)``.
+
 Back-mapping: ``y`` (D's primal values) are P's row duals in optrank's sign
 convention; ``z = shift - mu`` from D's row duals ``mu``; eliminated slacks are
 recomputed from the margins; P's column duals are ``c - A.T@y``.
@@ -44,6 +49,8 @@ class DualMap:
     fixed: np.ndarray  # P columns fixed at their bound (no D row)
     slack_cols: np.ndarray  # eliminated slack columns of P
     slack_rows: np.ndarray  # the P row of each eliminated slack
+    mirror_pos: np.ndarray  # P columns whose D row became ranged (see _mirrored_columns)
+    mirror_neg: np.ndarray  # their negated twins, which have no D row
 
 
 def _slack_columns(p: Program, csc: sp.csc_matrix | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -88,19 +95,22 @@ def dualize(p: Program) -> tuple[Program, DualMap]:
     slack_cols, slack_rows = _slack_columns(p, csc)
     y_lo, y_hi, row_cols, b = _row_duals(p)
     # bounds from eliminated slacks: y_i <= c_j / a_ij  (a > 0, lower row), y_i >= c_j/a_ij else
-    slack_vals = csc[:, slack_cols].tocoo()
-    limit = p.c[slack_cols[slack_vals.col]] / slack_vals.data
+    slack_data = csc.data[csc.indptr[slack_cols]]  # each slack column has one entry
+    limit = p.c[slack_cols] / slack_data
     pos_of_row = np.full(p.n_rows, -1)
     pos_of_row[row_cols] = np.arange(row_cols.size)
-    where = pos_of_row[slack_vals.row]
-    up = slack_vals.data > 0
+    where = pos_of_row[slack_rows]
+    up = slack_data > 0
     y_hi[where[up]] = np.minimum(y_hi[where[up]], limit[up])
     y_lo[where[~up]] = np.maximum(y_lo[where[~up]], limit[~up])
 
     is_slack = np.zeros(p.n_cols, bool)
     is_slack[slack_cols] = True
     fixed = np.flatnonzero((p.col_lower == p.col_upper) & ~is_slack)
-    kept = np.flatnonzero(~is_slack & (p.col_lower != p.col_upper))
+    mirror_pos, mirror_neg = _mirrored_columns(p, csc, ~is_slack)
+    is_twin = np.zeros(p.n_cols, bool)
+    is_twin[mirror_neg] = True
+    kept = np.flatnonzero(~is_slack & ~is_twin & (p.col_lower != p.col_upper))
     l, u, c = p.col_lower[kept], p.col_upper[kept], p.c[kept]
     lo_f, up_f = np.isfinite(l), np.isfinite(u)
     boxed = lo_f & up_f
@@ -125,6 +135,7 @@ def dualize(p: Program) -> tuple[Program, DualMap]:
     col_hi = np.concatenate([y_hi, np.full(n_box, np.inf), np.zeros(n_box)])
     r_lo = np.where(up_f & ~lo_f | boxed | (~lo_f & ~up_f), c, -np.inf)
     r_hi = np.where(lo_f & ~up_f | boxed | (~lo_f & ~up_f), c, np.inf)
+    r_lo[np.searchsorted(kept, mirror_pos)] = -p.c[mirror_neg]  # -c_k <= A_j@y <= c_j
     dual = Program.from_blocks(
         c=-obj,
         A=A_d,
@@ -137,14 +148,55 @@ def dualize(p: Program) -> tuple[Program, DualMap]:
         offset=-const,
         meta={"form": "dual"},
     )
-    return dual, DualMap(row_cols, kept, shift, fixed, slack_cols, slack_rows)
+    return dual, DualMap(row_cols, kept, shift, fixed, slack_cols, slack_rows,
+                         mirror_pos, mirror_neg)
+
+
+def _mirrored_columns(p: Program, csc, candidates: np.ndarray):
+    """Pairs of columns ``z_j, z_k >= 0`` with ``A_k = -A_j`` (``w = w_pos - w_neg``).
+
+    Their two rows of D, ``A_j@y <= c_j`` and ``-A_j@y <= c_k``, are one ranged row
+    ``-c_k <= A_j@y <= c_j``: half the rows and nonzeros of D for an L1 penalty. Pairs
+    are found by a seeded random projection of the columns and confirmed exactly.
+    """
+    none = np.zeros(0, dtype=np.int64)
+    cand = np.flatnonzero(candidates & (p.col_lower == 0) & np.isinf(p.col_upper)
+                          & (np.diff(csc.indptr) > 0))
+    if p.is_qp or cand.size < 2:
+        return none, none
+    r = np.random.default_rng(12345).standard_normal(p.n_rows)
+    h = (csc.T @ r)[cand]  # one pass over A, no column copy
+    order = np.argsort(np.abs(h), kind="stable")
+    a, b = order[:-1], order[1:]
+    hit = (h[a] == -h[b]) & (h[a] != 0)
+    pos = np.minimum(cand[a], cand[b])[hit]  # the first of the two keeps its D row
+    neg = np.maximum(cand[a], cand[b])[hit]
+    _, first = np.unique(pos, return_index=True)
+    pos, neg = pos[first], neg[first]
+    _, first = np.unique(neg, return_index=True)
+    pos, neg = pos[first], neg[first]
+    keep = np.array([_negated(csc, j, k) for j, k in zip(pos, neg, strict=True)], dtype=bool)
+    keep &= ~np.isin(pos, neg)
+    return pos[keep], neg[keep]
+
+
+def _negated(csc, j: int, k: int) -> bool:
+    sj, sk = slice(csc.indptr[j], csc.indptr[j + 1]), slice(csc.indptr[k], csc.indptr[k + 1])
+    return (np.array_equal(csc.indices[sj], csc.indices[sk])
+            and np.array_equal(csc.data[sj], -csc.data[sk]))
 
 
 def _rows_of_dual(p: Program, csc, row_cols: np.ndarray, kept: np.ndarray) -> sp.csr_matrix:
     """``A[row_cols][:, kept].T`` as CSR: the transpose of a CSC column selection is CSR."""
     if not row_cols.size:
         return sp.csr_matrix((kept.size, 0))
-    selected = csc[:, kept]
+    if kept.size and kept[-1] - kept[0] + 1 == kept.size:  # a range: views, no copy
+        lo, hi = csc.indptr[kept[0]], csc.indptr[kept[-1] + 1]
+        selected = sp.csc_matrix((csc.data[lo:hi], csc.indices[lo:hi],
+                                  csc.indptr[kept[0]:kept[-1] + 2] - lo),
+                                 shape=(csc.shape[0], kept.size))
+    else:
+        selected = csc[:, kept]
     if not np.array_equal(row_cols, np.arange(p.n_rows)):
         selected = selected[row_cols]
     return sp.csr_matrix(selected.T)
@@ -178,6 +230,9 @@ def recover(p: Program, d: Program, m: DualMap, sol: Solution) -> Solution:
     np.add.at(y, m.row_cols, y_cols)
     z = np.zeros(p.n_cols)
     z[m.kept] = m.shift - mu
+    if m.mirror_pos.size:  # a ranged row's dual is z_j (upper side) or -z_k (lower side)
+        both = z[m.mirror_pos]
+        z[m.mirror_pos], z[m.mirror_neg] = np.maximum(both, 0.0), np.maximum(-both, 0.0)
     z[m.fixed] = p.col_lower[m.fixed]
     if m.slack_cols.size:
         z[m.slack_cols] = 0.0
