@@ -48,6 +48,8 @@ _LAZY = {
     "SolverError": "optrank.solvers",
     "Program": "optrank.solvers",
     "Solution": "optrank.solvers",
+    "PersistentHighs": "optrank.solvers",
+    "DistanceFeatures": "optrank.models._prototype_features",
 }
 _SUBMODULES = {
     "bayes",
@@ -60,6 +62,7 @@ _SUBMODULES = {
     "models",
     "online",
     "pairs",
+    "plotting",
     "solvers",
     "stochastic",
 }
