@@ -35,7 +35,8 @@ class Protocol:
     is evaluated on its official test file instead (one cell per repetition).
     ``preprocessing="minmax"`` maps features onto ``feature_range`` (a dataset entry may
     override both). ``estimator`` is a name on ``optrank`` or ``"module:Class"``.
-    ``quick_params`` replace ``params`` in :meth:`quick` (e.g. fewer landmarks).
+    ``quick_params`` replace ``params`` and ``quick_instances`` caps the loaded rows in
+    :meth:`quick` (e.g. fewer landmarks, smaller sets for the O(n^2) kernel methods).
     """
 
     name: str
@@ -59,6 +60,7 @@ class Protocol:
     seed: int = 0
     description: str = ""
     quick_params: dict = field(default_factory=dict)
+    quick_instances: int = 2000
 
     def __post_init__(self):
         if self.split not in ("holdout", "kfold"):
@@ -71,12 +73,13 @@ class Protocol:
             raise ValueError(f"protocol {self.name!r} has no datasets")
 
     def quick(
-        self, n_datasets: int = 3, grid_values: int = 3, max_instances: int | None = 2000
+        self, n_datasets: int = 3, grid_values: int = 3, max_instances: int | None = None
     ) -> Protocol:
-        """A reduced version: fewer datasets (capped), 1 repetition, 2 folds, fewer values."""
+        """A reduced version: fewer datasets (capped at ``quick_instances`` rows),
+        1 repetition, at most 2 outer and inner folds, ``grid_values`` per grid axis."""
         grid = {k: _spread(v, grid_values) for k, v in self.grid.items()}
-        cap = self.max_instances if max_instances is None else min(
-            max_instances, self.max_instances or max_instances)
+        cap = max_instances or self.quick_instances
+        cap = min(cap, self.max_instances or cap)
         return replace(
             self,
             name=f"{self.name}-quick",
