@@ -143,7 +143,7 @@ def soft_sample(
         size = int(min(max_candidates - seen, _MAX_BATCH, max(64, 2 * want / rate)))
         pos, neg = cands.draw(rng, size)
         keys = cands.keys(pos, neg)
-        fresh = ~np.isin(keys, chosen)
+        fresh = ~_contains(chosen, keys)
         prob = np.zeros(size)
         prob[fresh] = _probabilities(scorer, pos[fresh], neg[fresh], strategy)
         coin = rng.random(size) < prob
@@ -153,7 +153,7 @@ def soft_sample(
         seen += last
         rate = max(take.size / max(int(fresh[:last].sum()), 1), 1e-4)
         parts.append((pos[take], neg[take], prob[take]))
-        chosen = np.union1d(chosen, keys[take])
+        chosen = np.sort(np.concatenate([chosen, keys[take]]))  # disjoint: all fresh
         got += take.size
     if got < n_needed:
         logger.warning("soft sampling found %d of %d elements in %d candidates",
@@ -190,6 +190,14 @@ def _probabilities(scorer, pos, neg, strategy) -> np.ndarray:
     if strategy == "random":
         return np.ones(pos.size)
     return acceptance_probability(scorer.margins(pos, neg), strategy)
+
+
+def _contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Membership of ``keys`` in a sorted array (binary search, no re-sort per batch)."""
+    if sorted_keys.size == 0:
+        return np.zeros(keys.shape, dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+    return sorted_keys[at] == keys
 
 
 def _first_accepted(keys: np.ndarray, coin: np.ndarray) -> np.ndarray:
