@@ -1,6 +1,7 @@
 """Declared ranking formulations compiled to canonical Programs."""
 
 from optrank.models._crc import crc_costs, crc_differences, crc_program, crc_weights
+from optrank.models._prsvm_dask import DaskPRSVMOracle, prsvm_dask_fit
 from optrank.models._prsvm_oracle import PRSVMOracle, pairwise_loss_grad
 from optrank.models._ranksvm import (
     LOSSES,
@@ -17,6 +18,7 @@ from optrank.models._ranksvm import (
 __all__ = [
     "LOSSES",
     "PENALTIES",
+    "DaskPRSVMOracle",
     "PRSVMOracle",
     "Regularizer",
     "coef_from_solution",
@@ -27,6 +29,7 @@ __all__ = [
     "pair_costs",
     "pair_program",
     "pairwise_loss_grad",
+    "prsvm_dask_fit",
     "ranksvm_program",
     "regularizer",
     "smooth_ranksvm_program",
