@@ -73,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--workers", type=int, help="LocalCluster workers (default: one per core)")
     rp.add_argument("--no-cache", action="store_true",
                     help="rerun every cell (default: reuse <output>/.cache)")
+    rp.add_argument("--config", help="TOML file whose [runner] section (scheduler, workers, "
+                    "cache_dir) sets the defaults of these flags")
     rp.set_defaults(func=cmd_reproduce)
     from optrank.bench._cli import add_bench_parser  # optrank bench [CASE ...]
 
@@ -210,10 +212,13 @@ def cmd_reproduce(args) -> int:
     targets = reg.list_tables() if args.all else [args.protocol]
     resolved = [reg.resolve(t, quick=args.quick) for t in targets]
     protocols = list({p.name: p for _, ps in resolved for p in ps}.values())
-    scheduler = None if args.sequential else (args.scheduler or "local")
+    runner = load_config(args.config).runner if args.config else Config().runner
+    scheduler = args.scheduler or ("local" if args.local else runner.scheduler)
+    scheduler = None if args.sequential or scheduler == "sequential" else scheduler
+    cache = False if args.no_cache else (runner.cache_dir or True)
     results = run_protocols(protocols, output_dir=args.output, progress=True,
-                            scheduler=scheduler, workers=args.workers,
-                            cache=not args.no_cache)
+                            scheduler=scheduler, workers=args.workers or runner.workers,
+                            cache=cache)
     all_protocols = list(reg.PROTOCOLS.values())
     for table_id, ps in resolved:
         if table_id is None:

@@ -21,6 +21,10 @@ section or key is an error naming it and the valid ones::
     repetitions = 1
     output_dir = "results"
 
+    [runner]
+    scheduler = "local"       # or "sequential", or "tcp://host:8786"
+    workers = 2
+
 Examples
 --------
 >>> cfg = config_from_dict({"model": {"estimator": "RankSVM", "C": 0.5}})
@@ -102,15 +106,29 @@ class ExperimentConfig:
 
 
 @dataclass(frozen=True)
+class RunnerConfig:
+    """Where ``optrank reproduce`` runs its cells (see docs/scale_out.md).
+
+    ``scheduler``: "local" (a LocalCluster of ``workers`` workers), "sequential", or a
+    Dask scheduler address; ``cache_dir``: None for ``<output>/.cache``.
+    """
+
+    scheduler: str = "local"
+    workers: int | None = None
+    cache_dir: str | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     data: DataConfig = field(default_factory=DataConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     solver: SolverConfig = field(default_factory=SolverConfig)
     experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
 
 
 _SECTIONS = {"data": DataConfig, "model": ModelConfig, "solver": SolverConfig,
-             "experiment": ExperimentConfig}
+             "experiment": ExperimentConfig, "runner": RunnerConfig}
 
 
 def load_config(path: str | Path) -> Config:

@@ -122,6 +122,12 @@ def test_cli_reproduce_a_table_then_resume_from_cache(tmp_path, monkeypatch, cap
         p.name for p in tmp_path.iterdir()}
     assert main(args) == 0
     assert "cells: 0 run, 2 from the cache, 0 failed" in capsys.readouterr().out
+    config = tmp_path / "runner.toml"
+    config.write_text(f'[runner]\nscheduler = "sequential"\ncache_dir = "{tmp_path / "c2"}"\n')
+    assert main(["reproduce", "999-TINY", "--config", str(config), "--output",
+                 str(tmp_path)]) == 0
+    assert "cells: 2 run, 0 from the cache, 0 failed" in capsys.readouterr().out
+    assert len(list((tmp_path / "c2").glob("*.json"))) == 2
     assert main(["reproduce", "list"]) == 0
     out = capsys.readouterr().out
     assert "999-TINY" in out and "002-T6" in out and "004-TC.1-l1" in out
