@@ -1,5 +1,6 @@
 """Online AUC learners as pure ``(init, update)`` pairs over NamedTuple states."""
 
+from optrank.online import _xla  # noqa: F401  (XLA_FLAGS before the first compilation)
 from optrank.online._base import (
     Learner,
     densify,

@@ -21,8 +21,9 @@ from optrank.online._base import Learner
 from optrank.online._buffers import Buffers, buffers_init, buffers_push, check_policy
 from optrank.online._features import fourier_frequencies, fourier_map
 from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_loss
+from optrank.online._xla import lane_dot
 
-UNROLL = True  # unroll the scan over buffer slots: fastest on CPU (bench_online.py)
+UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
 
 
 class CBRState(NamedTuple):
@@ -63,7 +64,7 @@ def _pair_full(mu, cov, z, y, C, phi, ok):
 
 def _pair_diag(mu, cov, z, y, C, phi, ok):
     sz = cov * z
-    v, m = jnp.stack([sz, mu]) @ z  # both reductions in one kernel
+    v, m = lane_dot(jnp.stack([sz, mu]), z[None, :])  # both reductions in one pass
     m = y * m
     alpha, beta = scw_coefficients(m, v, C, phi, ok)
     # precision form G = 1/cov: G <- G + beta / (1 - beta v) z^2 (Sherman-Morrison on the diagonal)
@@ -79,16 +80,17 @@ def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
     """Algorithm 2: one pair step per occupied slot of ``data``.
 
     A masked slot gets ``alpha = beta = 0``, which leaves ``mu`` and ``cov`` exactly
-    unchanged, so no select over the state is needed.
+    unchanged, so no select over the state is needed. The differences ``z`` of all slots
+    are formed in one vectorised pass before the sequential loop.
     """
 
     def body(carry, slot):
         mu, cov = carry
-        xb, ok = slot
-        mu, cov, loss = pair(mu, cov, x - xb, y, C, phi, ok)
+        z, ok = slot
+        mu, cov, loss = pair(mu, cov, z, y, C, phi, ok)
         return (mu, cov), loss
 
-    (mu, cov), losses = jax.lax.scan(body, (mu, cov), (data, mask), unroll=UNROLL)
+    (mu, cov), losses = jax.lax.scan(body, (mu, cov), (x - data, mask), unroll=UNROLL)
     return mu, cov, losses.sum()
 
 

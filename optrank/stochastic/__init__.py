@@ -7,6 +7,7 @@ jitted ``lax.scan`` driver, ``run_grid`` trains a lambda grid with ``jax.vmap``,
 ``to_padded`` turns a CSR matrix into padded sparse rows. See ``docs/stochastic.md``.
 """
 
+from optrank.online import _xla  # noqa: F401  (XLA_FLAGS before the first compilation)
 from optrank.stochastic._asam import DEFAULT_A_SKIP, DEFAULT_R_SKIP, DEFAULT_T0, asam, sam
 from optrank.stochastic._driver import run, run_grid, run_indices, sample_indices
 from optrank.stochastic._psam import hinge_prox_coefficient, prox_hinge, psam
