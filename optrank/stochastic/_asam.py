@@ -36,8 +36,14 @@ def hinge_step(w, x_pos, x_neg, lr):
     return _rows.add_pair(w, c, x_pos, x_neg), margin
 
 
-def asam(lam, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP,
-         a_skip: int = DEFAULT_A_SKIP, averaging: bool = True) -> Learner:
+def asam(
+    lam,
+    *,
+    t0: float = DEFAULT_T0,
+    r_skip: int = DEFAULT_R_SKIP,
+    a_skip: int = DEFAULT_A_SKIP,
+    averaging: bool = True,
+) -> Learner:
     """Accelerated stochastic AUC maximization (ASAM, Algorithm 10 of the dissertation).
 
     Parameters
@@ -73,8 +79,15 @@ def asam(lam, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP,
         w, margin = hinge_step(state.w, x_pos, x_neg, lr)
         return scheduled(state, w, t, t0, r_skip, a_skip, averaging), StepInfo(margin)
 
+    def update_diff(state: SAMState, x) -> tuple[SAMState, StepInfo]:
+        t = state.t + 1
+        lr = 1.0 / (lam * (t + t0))
+        margin = _rows.dense_dot(state.w, x)
+        w = state.w + jnp.where(margin < 1.0, lr, 0.0).astype(x.dtype) * x
+        return scheduled(state, w, t, t0, r_skip, a_skip, averaging), StepInfo(margin)
+
     output = averaged_output if averaging else last_output
-    return Learner(init_state, update, output)
+    return Learner(init_state, update, output, update_diff)
 
 
 def sam(lam, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP) -> Learner:

@@ -16,6 +16,7 @@ from optrank.stochastic import _rows
 from optrank.stochastic._state import Learner, SAMState, StepInfo
 
 UNROLL = 1
+BLOCK_BYTES = 1 << 22  # pair differences formed per block of iterations (4 MiB)
 
 
 def sample_indices(key: jax.Array, n_pos: int, n_neg: int, n_iter: int):
@@ -34,8 +35,41 @@ def sample_indices(key: jax.Array, n_pos: int, n_neg: int, n_iter: int):
     return ip, ineg
 
 
+def _block_size(n_iter: int, n_features: int, itemsize: int) -> int:
+    return max(1, min(n_iter, BLOCK_BYTES // max(1, n_features * itemsize)))
+
+
+def _scan_blocks(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):
+    """Blocks of iterations: one vectorised gather of the pair differences, then a scan of
+    ``learner.update_diff`` over them (a loop body that touches one dense row)."""
+    d = state.w.shape[0]
+    n = idx_pos.shape[0]
+    size = _block_size(n, d, state.w.dtype.itemsize)
+    full = n // size
+
+    def block(s, ij):
+        D = _rows.pair_differences(X_pos, X_neg, ij[0], ij[1]).astype(s.w.dtype)
+        return jax.lax.scan(learner.update_diff, s, D, unroll=UNROLL)
+
+    cut = full * size
+    blocks = (idx_pos[:cut].reshape(full, size), idx_neg[:cut].reshape(full, size))
+    state, info = jax.lax.scan(block, state, blocks)
+    info = jax.tree_util.tree_map(lambda a: a.reshape((cut,) + a.shape[2:]), info)
+    if cut < n:
+        state, rest = block(state, (idx_pos[cut:], idx_neg[cut:]))
+        info = jax.tree_util.tree_map(lambda a, b: jax.numpy.concatenate([a, b]), info, rest)
+    return state, info
+
+
 def scan_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):
-    """Un-jitted scan of ``learner.update`` over given index streams."""
+    """Un-jitted scan of the updates over given index streams.
+
+    Dense rows go through blocks of pre-gathered differences (:func:`_scan_blocks`);
+    padded sparse rows are stepped one sparse pair at a time (``O(nnz)`` gathers and
+    updates per step: densifying them would take a scatter, which XLA CPU runs slowly).
+    """
+    if learner.update_diff is not None and not _rows.is_sparse(X_pos):
+        return _scan_blocks(learner, state, X_pos, X_neg, idx_pos, idx_neg)
 
     def body(s, ij):
         i, j = ij
@@ -53,8 +87,7 @@ def scan_random(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int):
 
 
 @partial(jax.jit, static_argnums=(0, 4))
-def run(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int
-        ) -> tuple[SAMState, StepInfo]:
+def run(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int) -> tuple[SAMState, StepInfo]:
     """Run ``n_iter`` iterations (jitted; an epoch is ``n_iter = n``).
 
     Parameters
@@ -95,8 +128,17 @@ def run_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_ne
 
 
 @partial(jax.jit, static_argnums=(0, 5, 6, 7, 8))
-def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
-             options: tuple = (), n_features: int | None = None):
+def run_grid(
+    factory,
+    lams,
+    keys,
+    X_pos,
+    X_neg,
+    n_iter: int,
+    n_runs: int = 1,
+    options: tuple = (),
+    n_features: int | None = None,
+):
     """Train one learner per value of ``lams`` in one pass with ``jax.vmap`` (jitted).
 
     Parameters

@@ -44,8 +44,9 @@ def prox_hinge(w: jnp.ndarray, x: jnp.ndarray, step) -> jnp.ndarray:
     return w + step * coef * x
 
 
-def psam(gamma, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP,
-         a_skip: int = DEFAULT_A_SKIP) -> Learner:
+def psam(
+    gamma, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP, a_skip: int = DEFAULT_A_SKIP
+) -> Learner:
     """Proximal stochastic AUC maximization (PSAM, Algorithm 11 of the dissertation).
 
     Parameters
@@ -78,4 +79,12 @@ def psam(gamma, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP,
         w = _rows.add_pair(w, c, x_pos, x_neg)
         return scheduled(state, w, t, t0, r_skip, a_skip, True), StepInfo(margin)
 
-    return Learner(init_state, update, averaged_output)
+    def update_diff(state: SAMState, x) -> tuple[SAMState, StepInfo]:
+        t = state.t + 1
+        step = 1.0 / (gamma * (t + t0))
+        margin = _rows.dense_dot(state.w, x)
+        coef = hinge_prox_coefficient(margin, _rows.dense_dot(x, x), step)
+        w = state.w + (step * coef).astype(x.dtype) * x
+        return scheduled(state, w, t, t0, r_skip, a_skip, True), StepInfo(margin)
+
+    return Learner(init_state, update, averaged_output, update_diff)

@@ -3,16 +3,18 @@
 A *row* is either a dense 1-D array of length ``d`` or a pair ``(indices, values)`` of
 equal-length 1-D arrays (a padded sparse row). Padding slots carry the index ``d`` (one
 past the last feature) and the value ``0``: gathers at ``d`` are clamped and multiplied
-by zero, scatters at ``d`` are dropped, so padding never changes a result.
+by zero, additions at ``d`` are clamped to the last feature and add 0, so padding never
+changes a result.
 
 Everything here is un-jitted so that it composes under ``vmap`` and ``scan``.
 """
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
-DENSE_SCRATCH_MAX_D = 4096
+from optrank.online._xla import lane_dot
 
 
 def is_sparse(row) -> bool:
@@ -29,31 +31,38 @@ def dot(w: jnp.ndarray, row) -> jnp.ndarray:
 
 
 def add_scaled(w: jnp.ndarray, c: jnp.ndarray, row) -> jnp.ndarray:
-    """Return ``w + c * row``."""
-    if is_sparse(row):
-        idx, val = row
-        return w.at[idx].add(c * val, mode="drop")
-    return w + c * row
+    """Return ``w + c * row``.
+
+    A sparse row is added one stored entry at a time (``dynamic_update_slice`` in a short
+    loop) rather than by a scatter: XLA CPU cannot fold a scatter into the single kernel
+    that runs the learner's loop. Padding entries (index ``d``, value 0) add 0 to the
+    last feature.
+    """
+    if not is_sparse(row):
+        return w + c * row
+    idx, val = row
+    last = w.shape[0] - 1
+
+    def one(k, v):
+        i = jnp.minimum(idx[k], last)
+        return jax.lax.dynamic_update_index_in_dim(v, v[i] + c * val[k], i, 0)
+
+    return jax.lax.fori_loop(0, idx.shape[0], one, w)
 
 
 def diff_sqnorm(row_a, row_b, n_features: int | None = None) -> jnp.ndarray:
     """Squared norm ``||row_a - row_b||^2``.
 
-    For sparse rows the cross term ``row_a @ row_b`` is found by scattering ``row_a``
-    into a dense scratch vector when ``n_features`` is given and at most
-    ``DENSE_SCRATCH_MAX_D`` (``O(d + k)``), otherwise by a sorted-index match
-    (``searchsorted``, ``O(k log k)`` for ``k`` stored entries, never ``O(d)``).
+    For sparse rows the cross term ``row_a @ row_b`` sums the products of entries with
+    equal indices over all ``k_a x k_b`` index pairs (``O(k^2)`` compares, no scatter and no
+    ``O(d)`` work; padding entries have value 0). ``n_features`` is accepted for API
+    compatibility and unused.
     """
     if not is_sparse(row_a):
         diff = row_a - row_b
         return jnp.dot(diff, diff)
     (ia, va), (ib, vb) = row_a, row_b
-    if n_features is not None and n_features <= DENSE_SCRATCH_MAX_D:
-        scratch = jnp.zeros(n_features + 1, va.dtype).at[ia].set(va, mode="drop")
-        cross = jnp.dot(scratch.at[ib].get(mode="clip"), vb)
-    else:
-        pos = jnp.clip(jnp.searchsorted(ib, ia), 0, ib.shape[0] - 1)
-        cross = jnp.sum(jnp.where(ib[pos] == ia, va * vb[pos], 0.0))
+    cross = jnp.sum(jnp.where(ia[:, None] == ib[None, :], va[:, None] * vb[None, :], 0.0))
     return jnp.dot(va, va) + jnp.dot(vb, vb) - 2.0 * cross
 
 
@@ -81,3 +90,13 @@ def add_pair(w: jnp.ndarray, c: jnp.ndarray, x_pos, x_neg) -> jnp.ndarray:
     if is_sparse(x_pos):
         return add_scaled(add_scaled(w, c, x_pos), -c, x_neg)
     return w + c * (x_pos - x_neg)
+
+
+def dense_dot(a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
+    """``a @ b`` for dense vectors as lane partial sums (short addition chain in a loop)."""
+    return lane_dot(a, b)
+
+
+def pair_differences(X_pos, X_neg, idx_pos, idx_neg) -> jnp.ndarray:
+    """Dense rows ``X_pos[idx_pos] - X_neg[idx_neg]`` in one vectorised gather per side."""
+    return X_pos[idx_pos] - X_neg[idx_neg]

@@ -49,8 +49,9 @@ def average(w_avg: jnp.ndarray, q: jnp.ndarray, w: jnp.ndarray, t: jnp.ndarray, 
     return jax.lax.cond(due, fold, lambda args: args, (w_avg, q))
 
 
-def scheduled(state: SAMState, w: jnp.ndarray, t, t0: float, r_skip: int, a_skip: int,
-              averaging: bool) -> SAMState:
+def scheduled(
+    state: SAMState, w: jnp.ndarray, t, t0: float, r_skip: int, a_skip: int, averaging: bool
+) -> SAMState:
     """Apply the scheduled regularisation then (if ``averaging``) averaging; bump ``t``."""
     w = regularize(w, t, t0, r_skip)
     if averaging:

@@ -43,12 +43,15 @@ class Learner(NamedTuple):
     """A stochastic pair learner: ``init(key, n_features)`` and ``update(state, x_pos, x_neg)``.
 
     ``output(state)`` is the weight vector the learner returns (the average for ASAM
-    and PSAM, the last iterate for SAM).
+    and PSAM, the last iterate for SAM). ``update_diff(state, x)``, when given, is the same
+    step on the dense pair difference ``x = x+ - x-``; the drivers then form the
+    differences of a block of iterations in one vectorised gather before the loop.
     """
 
     init: Callable[..., SAMState]
     update: Callable[[SAMState, object, object], tuple[SAMState, StepInfo]]
     output: Callable[[SAMState], jnp.ndarray]
+    update_diff: Callable[[SAMState, jnp.ndarray], tuple[SAMState, StepInfo]] | None = None
 
 
 def init_state(key: jax.Array, n_features: int, dtype=jnp.float32) -> SAMState:
