@@ -11,12 +11,12 @@ Data: covtype.binary standardised (581,012 x 54, the cache of bench_prsvm.py und
 1.0 GB of float64). For each ``r``:
 
 * in memory: ``PRSVMPlus(C, tol).fit`` in a fresh subprocess that holds the
-  replicated array; time of the fit, peak RSS of that process (``ru_maxrss``);
+  replicated array; time of the fit, peak RSS of that process (``VmHWM``);
 * dask: a ``LocalCluster`` of ``--workers`` worker processes (one thread each); every
   row block is read by its worker straight from the ``.npy`` file (memory-mapped,
   then copied into worker memory by ``persist``), so the driver never holds ``X``;
   ``prsvm_dask_fit`` with the same ``C`` and ``tol``; time of the fit (after the
-  blocks are in worker memory), peak RSS of each worker process (``ru_maxrss`` via
+  blocks are in worker memory), peak RSS of each worker process (``VmHWM`` via
   ``client.run``) and of the driver.
 
 The relative difference ``||w_dask - w_mem|| / ||w_mem||`` and that of the final
@@ -59,6 +59,18 @@ _MAKE_CACHE = "from bench_prsvm import CASES, load_case; load_case(CASES['covtyp
 
 
 def _max_rss_mb() -> float:
+    """Peak resident set of this process image in MB.
+
+    ``VmHWM`` from ``/proc/self/status``: unlike ``ru_maxrss``, which Linux carries
+    over ``exec`` from the forking parent, it starts afresh in a spawned process.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
