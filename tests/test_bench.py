@@ -102,3 +102,19 @@ def test_cli_bench_list_run_and_error(tmp_path, capsys):
     assert (tmp_path / "bench.csv").is_file() and (tmp_path / "bench.md").is_file()
     assert main(["bench", "no-such-case", "--output", str(tmp_path)]) == 2
     assert "unknown benchmark case 'no-such-case'" in capsys.readouterr().err
+
+
+def test_device_line_names_cpu_model_or_accelerator(monkeypatch):
+    import sys
+    import types
+
+    from optrank.bench._device import cpu_model, device_name
+
+    monkeypatch.setitem(sys.modules, "jax", types.SimpleNamespace(default_backend=lambda: "cpu"))
+    assert device_name() == f"CPU {cpu_model()} ({__import__('os').cpu_count()} logical cores)"
+    gpu = types.SimpleNamespace(
+        default_backend=lambda: "gpu",
+        devices=lambda: [types.SimpleNamespace(device_kind="NVIDIA H200")],
+    )
+    monkeypatch.setitem(sys.modules, "jax", gpu)
+    assert device_name().startswith("GPU NVIDIA H200; CPU ")

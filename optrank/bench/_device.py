@@ -20,14 +20,15 @@ def cpu_model() -> str:
 
 
 def accelerator() -> str | None:
-    """``"<backend>: <device kind>"`` when an already imported JAX runs on a non-CPU device."""
+    """``"GPU <device kind>"`` when an already imported JAX runs on a non-CPU device."""
     jax = sys.modules.get("jax")
     if jax is None:
         return None
     try:
-        if jax.default_backend() == "cpu":
+        backend = jax.default_backend()
+        if backend == "cpu":
             return None
-        return f"{jax.default_backend()}: {jax.devices()[0].device_kind}"
+        return f"{backend.upper()} {jax.devices()[0].device_kind}"
     except RuntimeError:
         return None
 
@@ -37,9 +38,9 @@ def device_name() -> str:
 
     Examples
     --------
-    >>> device_name().startswith(("GPU", "TPU", "CPU"))
+    >>> device_name().startswith(("GPU", "TPU", "CPU", "CUDA", "ROCM"))
     True
     """
     cpu = f"CPU {cpu_model()} ({os.cpu_count()} logical cores)"
     acc = accelerator()
-    return f"{acc.split(':')[0].upper()} {acc.split(': ', 1)[1]}; {cpu}" if acc else cpu
+    return f"{acc}; {cpu}" if acc else cpu
