@@ -7,6 +7,9 @@ split (exact up to 1e-12); ratios against the row's own timings.
 """
 
 import csv
+import os
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -105,13 +108,10 @@ def test_cli_bench_list_run_and_error(tmp_path, capsys):
 
 
 def test_device_line_names_cpu_model_or_accelerator(monkeypatch):
-    import sys
-    import types
-
     from optrank.bench._device import cpu_model, device_name
 
     monkeypatch.setitem(sys.modules, "jax", types.SimpleNamespace(default_backend=lambda: "cpu"))
-    assert device_name() == f"CPU {cpu_model()} ({__import__('os').cpu_count()} logical cores)"
+    assert device_name() == f"CPU {cpu_model()} ({os.cpu_count()} logical cores)"
     gpu = types.SimpleNamespace(
         default_backend=lambda: "gpu",
         devices=lambda: [types.SimpleNamespace(device_kind="NVIDIA H200")],
