@@ -125,8 +125,14 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
 
     ``fit`` runs B2RMK on the first ``init_fraction`` of the stream (1/8 of a training
     set = half of one of its four CV folds, as in the paper), then one online update per
-    remaining instance in the given order; ``partial_fit`` continues the stream.
+    remaining instance; ``partial_fit`` continues the stream in the given order.
     ``budget=None`` keeps every instance (unbounded buffers).
+
+    ``shuffle=True`` (default) streams the rows of ``fit`` in a random order drawn
+    from ``random_state``, as an online learner meets i.i.d. data; with
+    ``shuffle=False`` the given order is kept. Data sets stored sorted by class (sonar,
+    and any CV split of it) otherwise give a class-pure initial fit and a stream of
+    one class after the other (docs/bayes.md).
 
     Attributes
     ----------
@@ -159,10 +165,12 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         alpha_c=1.0,
         beta_c=1.0,
         init_max_iter=100,
+        shuffle=True,
         pos_label=None,
         random_state=None,
     ):
         self.budget, self.k, self.C, self.n_iter = budget, k, C, n_iter
+        self.shuffle = shuffle
         self.init_fraction = init_fraction
         self.gaussian_widths, self.poly_degrees = gaussian_widths, poly_degrees
         self.alpha_star, self.beta_star = alpha_star, beta_star
@@ -181,6 +189,9 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
     def fit(self, X, y):
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
+        if self.shuffle:
+            order = np.random.default_rng(self.random_state).permutation(len(y))
+            X, y = X[order], y[order]
         n0 = _initial_size(y, self.init_fraction)
         init = B2RMK(
             self.gaussian_widths,
