@@ -15,6 +15,7 @@ import contextlib
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from optrank._persist import load_npz, save_npz
@@ -45,6 +46,15 @@ def _padded_rows(X: sp.csr_matrix, dtype):
     idx[rows, cols] = X.indices
     val[rows, cols] = X.data
     return idx, val
+
+
+def _check_binary(y):
+    """Reject multi-class and continuous targets with scikit-learn's wording."""
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type not in ("binary", "unknown"):
+        raise ValueError(
+            f"Only binary classification is supported. The type of the target is {y_type}."
+        )
 
 
 class _OnlineRanker(RankerMixin, BaseEstimator):
@@ -99,6 +109,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         -------
         self
         """
+        _check_binary(y)
         X, y_pm = validate_ranking_data(self, X, y)
         self._start(X.shape[1])
         return self._stream(X, y_pm.astype(np.float32))
@@ -110,6 +121,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         """
         first = not hasattr(self, "state_")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=first)
+        _check_binary(y)
         if first:
             self.classes_ = np.unique(y if classes is None else classes)
             self._start(X.shape[1])
