@@ -57,8 +57,9 @@ OB2RMK_TABLE3 = Protocol(
     datasets=_T3_DATASETS,
     params={"budget": 100, "k": 3, "C": 1.0, "n_iter": 30, "init_fraction": 0.125},
     reference_method="OB2RMK",
+    quick_params={"n_iter": 5},
     description="OB2RMK, budget 100 per class, k = 3, C = 1, 30 sweeps per update (Table 3).",
-    **_COMMON,
+    **{**_COMMON, "quick_instances": 150},
 )
 
 B2RMK_TABLE3 = Protocol(
