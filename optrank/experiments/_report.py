@@ -16,7 +16,7 @@ def summarise(protocol: Protocol, rows: list[dict]) -> list[dict]:
         failed = [r for r in rows if r["dataset"] == entry.name and r.get("error")]
         aucs = np.array([r["auc"] for r in mine], dtype=float)
         ref = None
-        if protocol.reference_method:
+        if protocol.reference_method and protocol.reference_metric.startswith("auc"):
             ref = reference_value(protocol.table_id, entry.reference_name or entry.name,
                                   protocol.reference_method, protocol.reference_metric)
         mean = float(aucs.mean()) if aucs.size else float("nan")
