@@ -24,10 +24,11 @@ objectives are printed (the two runs take the same Newton steps; only the order 
 the blockwise sums differs). Each replica count runs at ``--C``; the 1x data also at
 ``--check-C``. At ``C = 1`` the generalised Hessian ``I + 2 C X^T M X`` of standardised
 covtype has eigenvalues from 1 (directions ``v`` with ``X v`` constant: the one-hot
-column groups) to about 1.3e12, so ``w`` is fixed by floating point only to about
-``cond * eps ~ 1e-4`` relative along those directions, whatever the order of the sums:
-the control run (in memory, rows in reverse order) measures this. At ``C = 1e-6`` the
-condition number is about 1e6 and the comparison is sharp.
+column groups) to about 1.3e12, so ``w`` is fixed by floating point only
+loosely along those directions, whatever the order of the sums: the control run (in
+memory, rows in reverse order: the same sums reordered) shows how far that alone
+moves ``w``. At ``C = 1e-6`` the condition number is about 1e6 and, with ``tol =
+1e-10``, the comparison is sharp.
 """
 
 from __future__ import annotations
