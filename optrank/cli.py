@@ -73,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--workers", type=int, help="LocalCluster workers (default: one per core)")
     rp.add_argument("--no-cache", action="store_true",
                     help="rerun every cell (default: reuse <output>/.cache)")
+    rp.add_argument("--fan-grid", action="store_true",
+                    help="also run each (cell, grid point) of the inner search as its own task")
     rp.add_argument("--config", help="TOML file whose [runner] section (scheduler, workers, "
                     "cache_dir) sets the defaults of these flags")
     rp.set_defaults(func=cmd_reproduce)
@@ -218,7 +220,7 @@ def cmd_reproduce(args) -> int:
     cache = False if args.no_cache else (runner.cache_dir or True)
     results = run_protocols(protocols, output_dir=args.output, progress=True,
                             scheduler=scheduler, workers=args.workers or runner.workers,
-                            cache=cache)
+                            cache=cache, fan_grid=args.fan_grid)
     all_protocols = list(reg.PROTOCOLS.values())
     for table_id, ps in resolved:
         if table_id is None:

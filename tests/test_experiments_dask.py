@@ -41,7 +41,7 @@ def _protocol(**kw) -> Protocol:
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
@@ -59,6 +59,18 @@ def test_dask_rows_equal_sequential_rows(client):
     assert len(seq.rows) == 4 and not any(r["error"] for r in seq.rows)
     assert _measures(dsk.rows) == _measures(seq.rows)  # AUC equal exactly, same order
     assert all(0.75 < r["auc"] < 1.0 for r in seq.rows)
+
+
+def test_grid_points_fanned_out_give_the_same_rows(client):
+    """Each (cell, grid point) as its own future: same chosen params and AUC."""
+    protocol = _protocol(grid={"C": [0.001, 0.1, 10.0]})
+    seq = run_protocol(protocol, cache=False)
+    fanned = run_protocol(protocol, cache=False, client=client, fan_grid=True)
+    assert _measures(fanned.rows) == _measures(seq.rows)
+    assert len({r["params"] for r in seq.rows}) >= 1
+    bad = _protocol(name="bad", params={"no_such_parameter": 1}, repetitions=1)
+    rows = run_protocol(bad, cache=False, client=client, fan_grid=True).rows
+    assert all("no_such_parameter" in r["error"] for r in rows) and len(rows) == 2
 
 
 def test_dask_map_equals_sequential(client):

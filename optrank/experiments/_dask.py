@@ -29,7 +29,7 @@ def dask_client(scheduler: str | None = "local", workers: int | None = None,
 
     if scheduler in (None, "local"):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                               dashboard_address=None)
+                               dashboard_address=":0")
         try:
             with Client(cluster) as client:
                 yield client

@@ -8,6 +8,7 @@ a cell that raises becomes a row with its ``error`` and the others go on.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import itertools
 import json
@@ -130,24 +131,34 @@ def _grid(protocol: Protocol) -> list[dict]:
             for values in itertools.product(*(protocol.grid[k] for k in keys))]
 
 
-def _select(protocol: Protocol, entry: DatasetEntry, X, y, seed: int) -> dict:
-    """Pick grid parameters by mean inner-CV AUC (first best wins ties)."""
+def _searches(protocol: Protocol) -> bool:
+    return len(_grid(protocol)) > 1 and protocol.cv_folds >= 2
+
+
+def _cv_score(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, params: dict) -> float:
+    """Mean inner-CV AUC of one grid point on a training part."""
     from optrank.data import stratified_kfold
     from optrank.metrics import auc
 
-    grid = _grid(protocol)
-    if len(grid) == 1 or protocol.cv_folds < 2:
-        return grid[0]
-    folds = stratified_kfold(y, k=protocol.cv_folds, random_state=seed)
-    scores = []
-    for params in grid:
-        fold_aucs = []
-        for tr, va in folds:
-            Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
-            model = _build(protocol, params).fit(Xtr, y[tr])
-            fold_aucs.append(auc(y[va], model.decision_function(Xva)))
-        scores.append(float(np.nanmean(fold_aucs)))
+    fold_aucs = []
+    for tr, va in stratified_kfold(y, k=protocol.cv_folds, random_state=seed):
+        Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
+        model = _build(protocol, params).fit(Xtr, y[tr])
+        fold_aucs.append(auc(y[va], model.decision_function(Xva)))
+    return float(np.nanmean(fold_aucs))
+
+
+def _best(grid: list[dict], scores: list[float]) -> dict:
+    """The grid point of highest score (first best wins ties; all-NaN: the first)."""
     return grid[int(np.nanargmax(scores))] if np.isfinite(scores).any() else grid[0]
+
+
+def _select(protocol: Protocol, entry: DatasetEntry, X, y, seed: int) -> dict:
+    """Pick grid parameters by mean inner-CV AUC (first best wins ties)."""
+    grid = _grid(protocol)
+    if not _searches(protocol):
+        return grid[0]
+    return _best(grid, [_cv_score(protocol, entry, X, y, seed, p) for p in grid])
 
 
 def _n_features(model) -> int | str:
@@ -184,16 +195,18 @@ def history_json(model) -> str:
     return json.dumps(_jsonable(history))
 
 
-def evaluate_cell(protocol: Protocol, cell: Cell) -> dict:
+def evaluate_cell(protocol: Protocol, cell: Cell, params: dict | None = None) -> dict:
     """The measured part of a cell's row, plus ``scores`` (test y and decision values) for
-    repetition 0, fold 0. Errors are returned in ``error``, not raised."""
+    repetition 0, fold 0. Errors are returned in ``error``, not raised. ``params``: the
+    grid point already chosen (by a fanned-out grid search), else the cell runs its own."""
     from optrank.metrics import accuracy_at_optroc, auc
 
     out = {k: "" for k in _MEASURED}
     try:
         X_train, y_train, X_test, y_test = _train_test(protocol, cell)
-        params = _select(protocol, cell.dataset, X_train, y_train,
-                         protocol.seed + cell.repetition)
+        if params is None:
+            params = _select(protocol, cell.dataset, X_train, y_train,
+                             protocol.seed + cell.repetition)
         out["params"] = json.dumps(params, sort_keys=True)
         X_train, X_test = _preprocess(protocol, cell.dataset, X_train, X_test)
         t0 = time.perf_counter()
@@ -235,10 +248,51 @@ def _error_measures(exc: BaseException) -> dict:
 class _Task:
     protocol: Protocol
     cell: Cell
+    params: dict | None = None
 
 
 def _evaluate_task(task: _Task) -> dict:
-    return evaluate_cell(task.protocol, task.cell)
+    return evaluate_cell(task.protocol, task.cell, task.params)
+
+
+def _score_task(task: _Task) -> float | str:
+    """Inner-CV AUC of one grid point of a cell, or the error text."""
+    try:
+        X, y, _, _ = _train_test(task.protocol, task.cell)
+        seed = task.protocol.seed + task.cell.repetition
+        return _cv_score(task.protocol, task.cell.dataset, X, y, seed, task.params)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _fan_out_grid(todo: list[_Task], run_many, bar) -> list[_Task | dict]:
+    """Score every (cell, grid point) as its own task; each cell then knows its params.
+
+    Returns per cell the task to refit (params fixed) or, when a grid point failed, the
+    error measures the sequential search would have recorded.
+    """
+    points = [(i, p) for i, t in enumerate(todo) if _searches(t.protocol)
+              for p in _grid(t.protocol)]
+    scores: dict[int, list] = {}
+    items = [_Task(todo[i].protocol, todo[i].cell, p) for i, p in points]
+    results: list = [None] * len(items)
+    for index, result in run_many(_score_task, items):
+        bar.update(1)
+        results[index] = result if not isinstance(result, BaseException) else \
+            f"{type(result).__name__}: {result}"
+    for (i, _), result in zip(points, results, strict=True):
+        scores.setdefault(i, []).append(result)
+    out: list = []
+    for i, task in enumerate(todo):
+        if i not in scores:
+            out.append(task)
+            continue
+        errors = [s for s in scores[i] if isinstance(s, str)]
+        if errors:
+            out.append({**{k: "" for k in _MEASURED}, "error": errors[0]})
+        else:
+            out.append(_Task(task.protocol, task.cell, _best(_grid(task.protocol), scores[i])))
+    return out
 
 
 def run_protocols(
@@ -250,6 +304,7 @@ def run_protocols(
     workers: int | None = None,
     cache: bool | str | Path = True,
     client=None,
+    fan_grid: bool = False,
 ) -> dict[str, RunResult]:
     """Run the cells of several protocols together (one pool of work), one result each.
 
@@ -272,6 +327,10 @@ def run_protocols(
     cache
         True: ``<output_dir>/.cache`` (no cache without an output directory); a path:
         that directory; False: no cache (every cell runs).
+    fan_grid
+        Also fan out the inner grid search: every (cell, grid point) scores its inner CV
+        as its own task, then each cell refits its best point. Same results, more
+        parallelism for protocols with few cells and large grids.
     """
     out = Path(output_dir) if output_dir is not None else None
     store = _cache_store(cache, out)
@@ -294,7 +353,7 @@ def run_protocols(
     todo_keys = [k for k in first if k not in measured]
     todo = [tasks[first[k]] for k in todo_keys]
     for key, result in _execute(todo_keys, todo, progress, map_fn, scheduler, workers,
-                                client):
+                                client, fan_grid):
         if isinstance(result, BaseException):
             result = _error_measures(result)
         s = result.pop("scores", None)
@@ -315,35 +374,42 @@ def _cache_store(cache, out: Path | None) -> CellCache | None:
     return CellCache(cache)
 
 
-def _execute(keys, tasks, progress, map_fn, scheduler, workers, client):
+def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid):
     """Yield (key, measures or exception) for every task, as they finish."""
-    bar = _bar(len(tasks), progress)
+    n_points = sum(len(_grid(t.protocol)) for t in tasks if _searches(t.protocol))
+    bar = _bar(len(tasks) + (n_points if fan_grid else 0), progress)
     try:
-        if map_fn is not None:
-            for key, result in zip(keys, map_fn(_evaluate_task, tasks), strict=True):
+        with _executor(map_fn, scheduler, workers, client) as run_many:
+            if fan_grid:
+                tasks = _fan_out_grid(tasks, run_many, bar)
+            ready = [(i, t) for i, t in enumerate(tasks) if isinstance(t, dict)]
+            for i, measures in ready:
                 bar.update(1)
-                yield key, result
-        elif client is not None or scheduler is not None:
-            yield from _execute_dask(keys, tasks, bar, scheduler, workers, client)
-        else:
-            for key, task in zip(keys, tasks, strict=True):
-                result = _evaluate_task(task)
+                yield keys[i], measures
+            pending = [i for i, t in enumerate(tasks) if not isinstance(t, dict)]
+            for j, result in run_many(_evaluate_task, [tasks[i] for i in pending]):
                 bar.update(1)
-                yield key, result
+                yield keys[pending[j]], result
     finally:
         bar.close()
 
 
-def _execute_dask(keys, tasks, bar, scheduler, workers, client):
-    from optrank.experiments._dask import dask_client, submit_all
+@contextlib.contextmanager
+def _executor(map_fn, scheduler, workers, client):
+    """``run_many(fn, items)`` yielding ``(index, result or exception)`` as items finish."""
+    if map_fn is not None:
+        yield lambda fn, items: enumerate(map_fn(fn, items))
+    elif client is not None:
+        from optrank.experiments._dask import submit_all
 
-    if client is None:
+        yield lambda fn, items: submit_all(client, fn, items)
+    elif scheduler is not None:
+        from optrank.experiments._dask import dask_client, submit_all
+
         with dask_client(scheduler, workers) as own:
-            yield from _execute_dask(keys, tasks, bar, None, None, own)
-        return
-    for index, result in submit_all(client, _evaluate_task, tasks):
-        bar.update(1)
-        yield keys[index], result
+            yield lambda fn, items: submit_all(own, fn, items)
+    else:
+        yield lambda fn, items: ((i, fn(item)) for i, item in enumerate(items))
 
 
 class _NoBar:
@@ -397,10 +463,11 @@ def run_protocol(
     workers: int | None = None,
     cache: bool | str | Path = True,
     client=None,
+    fan_grid: bool = False,
 ) -> RunResult:
     """Execute every cell of one protocol; see :func:`run_protocols` for the parameters."""
     return run_protocols([protocol], output_dir, progress, map_fn, scheduler, workers, cache,
-                         client)[protocol.name]
+                         client, fan_grid)[protocol.name]
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:
