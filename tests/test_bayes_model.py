@@ -135,7 +135,7 @@ def test_unbounded_online_approaches_batch():
     X, y = _ring(200, 4)
     (Xt, yt), (Xs, ys) = (X[:100], y[:100]), (X[100:], y[100:])
     batch = optrank.B2RMK().fit(Xt, yt)
-    online = optrank.OB2RMK(budget=None, n_iter=30, init_fraction=0.5).fit(Xt, yt)
+    online = optrank.OB2RMK(budget=None, n_iter=30, init_fraction=0.5, shuffle=False).fit(Xt, yt)
     s_b, s_o = batch.decision_function(Xs), online.decision_function(Xs)
     assert len(online.support_labels_) == 100
     assert abs(roc_auc_score(ys, s_o) - roc_auc_score(ys, s_b)) <= 0.05

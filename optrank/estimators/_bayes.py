@@ -190,7 +190,7 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         if self.shuffle:
-            order = np.random.default_rng(self.random_state).permutation(len(y))
+            order = _stratified_order(y, np.random.default_rng(self.random_state))
             X, y = X[order], y[order]
         n0 = _initial_size(y, self.init_fraction)
         init = B2RMK(
@@ -223,6 +223,26 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
     def decision_function(self, X):
         X = _dense(validate_predict_data(self, X))
         return model_predict(self.model_, self._pool(), X)
+
+
+def _stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A random order in which every prefix keeps the class proportions (about).
+
+    Each class is shuffled and its ``r``-th member placed at ``(r + U) / n_class``;
+    sorting these positions interleaves the classes evenly, so the initial batch is a
+    stratified sample, like half of one fold of a stratified CV split.
+
+    Examples
+    --------
+    >>> y = np.array([1] * 6 + [-1] * 3)
+    >>> y[_stratified_order(y, np.random.default_rng(0))].tolist()[:3].count(-1)
+    1
+    """
+    pos = np.empty(len(y))
+    for label in np.unique(y):
+        idx = rng.permutation(np.flatnonzero(y == label))
+        pos[idx] = (np.arange(len(idx)) + rng.random(len(idx))) / len(idx)
+    return np.argsort(pos, kind="stable")
 
 
 def _initial_size(y: np.ndarray, fraction: float) -> int:
