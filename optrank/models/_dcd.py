@@ -9,6 +9,9 @@ and its dual ``min_a 1/2 a^T Q a - sum a,  0 <= a_i <= U_i`` with ``Q_ij = z_i.z
 ``w = Z^T a``. One coordinate step is the closed-form clipped Newton step of
 LIBLINEAR's ``solve_l2r_l1l2_svc``; coordinates are visited in a random order per
 epoch, with LIBLINEAR's shrinking and its stopping rule ``max PG - min PG < tol``.
+Where LIBLINEAR re-checks a converged shrunk set with a full sequential pass, the
+projected gradients of all coordinates are evaluated at once (one matrix-vector
+product); the solve continues only on the coordinates that would move.
 
 The epoch loop is a jitted JAX ``while_loop`` around a ``fori_loop`` over coordinates
 (scalar work per step; measured about 20x faster than a Python loop of numpy scalar
