@@ -99,9 +99,11 @@ def test_cli_bench_list_run_and_error(tmp_path, capsys):
     assert main(["bench", "--list"]) == 0
     assert "linear-auc-covtype" in capsys.readouterr().out
     args = ["bench", "linear-auc-smoke", "--quick", "--repeats", "1", "--output", str(tmp_path)]
-    assert main([*args, "--learners", "prsvm", "sgd"]) == 0
+    assert main([*args, "--sizes", "all", "80", "--learners", "prsvm", "sgd"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("device: ") and "| prsvm |" in out and "| sgd |" in out
+    table = [line for line in out.splitlines() if line.startswith("| linear-auc-smoke")]
+    assert len(table) == 2 and all("| 80 | 54 | 13 |" in line for line in table)
     assert (tmp_path / "bench.csv").is_file() and (tmp_path / "bench.md").is_file()
     assert main(["bench", "no-such-case", "--output", str(tmp_path)]) == 2
     assert "unknown benchmark case 'no-such-case'" in capsys.readouterr().err

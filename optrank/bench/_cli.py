@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def add_bench_parser(sub) -> argparse.ArgumentParser:
-    """Add ``bench [CASE ...] [--list] [--quick] [--repeats N] [--output DIR]`` to ``sub``."""
+    """Add ``bench [CASE ...] [--list] [--quick] [--repeats N] [--sizes N ...] [--output DIR]``."""
     p = sub.add_parser("bench", help="time optrank's learners beside their peers on named cases")
     p.add_argument(
         "cases",
@@ -19,6 +19,13 @@ def add_bench_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the cases and exit")
     p.add_argument("--quick", action="store_true", help="smallest size of each case only")
     p.add_argument("--repeats", type=int, default=3, help="fits per learner (median reported)")
+    p.add_argument(
+        "--sizes",
+        nargs="+",
+        type=_size,
+        metavar="N",
+        help="training sizes replacing each case's list ('all': the whole training part)",
+    )
     p.add_argument(
         "--learners",
         nargs="+",
@@ -33,6 +40,18 @@ def add_bench_parser(sub) -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_bench)
     return p
+
+
+def _size(text: str) -> int | None:
+    if text == "all":
+        return None
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if size < 2:
+        raise argparse.ArgumentTypeError(f"a size is an integer >= 2 or 'all', got {text!r}")
+    return size
 
 
 def cmd_bench(args) -> int:
@@ -51,6 +70,7 @@ def cmd_bench(args) -> int:
         cases,
         repeats=args.repeats,
         quick=args.quick,
+        sizes=args.sizes,
         output_dir=args.output,
         learners=args.learners,
         progress=lambda line: print(line, file=sys.stderr),

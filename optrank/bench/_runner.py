@@ -152,13 +152,16 @@ def run_bench(
     *,
     repeats: int = 3,
     quick: bool = False,
+    sizes: Sequence[int | None] | None = None,
     output_dir: str | os.PathLike | None = None,
     learners: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> BenchResult:
-    """Run the named cases (``quick``: smallest size only) and write ``bench.csv``/``bench.md``.
+    """Run the named cases and write ``bench.csv`` and ``bench.md`` to ``output_dir``.
 
-    Unknown case or learner names raise ``ValueError`` before anything runs.
+    ``sizes`` replaces every case's size list (``None`` in it: the whole training
+    part); ``quick`` keeps the smallest size only. Unknown case or learner names raise
+    ``ValueError`` before anything runs.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -167,8 +170,9 @@ def run_bench(
         get_learner(name)
     rows = []
     for case in specs:
-        sizes = _smallest(case.sizes) if quick else None
-        rows += run_case(case, repeats=repeats, sizes=sizes, learners=learners, progress=progress)
+        use = tuple(sizes) if sizes is not None else case.sizes
+        use = _smallest(use) if quick else use
+        rows += run_case(case, repeats=repeats, sizes=use, learners=learners, progress=progress)
     device = device_name()
     for row in rows:
         row["device"] = device
