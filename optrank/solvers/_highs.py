@@ -94,22 +94,7 @@ class HighsBackend:
             native, typ = _OPTIONS[key]
             if native is not None:
                 h.setOptionValue(native, bool(value) if typ is bool else typ(value))
-        n = program.n_cols
-        h.addVars(n, _inf(program.col_lower), _inf(program.col_upper))
-        h.changeColsCost(n, np.arange(n, dtype=np.int32), program.c)
-        if program.offset:
-            h.changeObjectiveOffset(program.offset)
-        if program.n_rows:
-            A = program.A
-            h.addRows(
-                program.n_rows,
-                _inf(program.row_lower),
-                _inf(program.row_upper),
-                A.nnz,
-                A.indptr.astype(np.int32),
-                A.indices.astype(np.int32),
-                A.data,
-            )
+        _pass_lp(h, hp, program)
         if program.is_qp:
             _pass_hessian(h, hp, program.Q)
         return h
@@ -149,6 +134,25 @@ class HighsBackend:
             backend=self.name,
             stats=stats,
         )
+
+
+def _pass_lp(h, hp, program: Program) -> None:
+    """The whole LP in one ``passModel`` call from the CSR arrays (measured: half the
+    time of ``addVars`` + ``addRows`` on a 360k-pair dual, whose 20 rows HiGHS would
+    otherwise append one row block at a time)."""
+    A = sp.csr_matrix(program.A)
+    if A.nnz >= 2**31:
+        raise ValueError(f"HiGHS takes at most 2^31 - 1 nonzeros; the program has {A.nnz}")
+    status = h.passModel(
+        program.n_cols, program.n_rows, A.nnz, int(hp.MatrixFormat.kRowwise),
+        int(hp.ObjSense.kMinimize), float(program.offset),
+        _inf(program.c), _inf(program.col_lower), _inf(program.col_upper),
+        _inf(program.row_lower), _inf(program.row_upper),
+        A.indptr.astype(np.int32), A.indices.astype(np.int32), _inf(A.data),
+        np.zeros(program.n_cols, dtype=np.int32),  # all columns continuous
+    )
+    if status.name not in ("kOk", "kWarning"):
+        raise ValueError(f"HiGHS refused the model (passModel returned {status.name})")
 
 
 def _inf(bounds: np.ndarray) -> np.ndarray:
