@@ -21,7 +21,6 @@ from optrank.online._base import Learner
 from optrank.online._buffers import Buffers, buffers_init, buffers_push, check_policy
 from optrank.online._features import fourier_frequencies, fourier_map
 from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_loss
-from optrank.online._xla import lane_dot
 
 UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
 
@@ -64,7 +63,7 @@ def _pair_full(mu, cov, z, y, C, phi, ok):
 
 def _pair_diag(mu, cov, z, y, C, phi, ok):
     sz = cov * z
-    v, m = lane_dot(jnp.stack([sz, mu]), z[None, :])  # both reductions in one pass
+    v, m = jnp.stack([sz, mu]) @ z  # both reductions in one kernel
     m = y * m
     alpha, beta = scw_coefficients(m, v, C, phi, ok)
     # precision form G = 1/cov: G <- G + beta / (1 - beta v) z^2 (Sherman-Morrison on the diagonal)
