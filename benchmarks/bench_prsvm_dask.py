@@ -174,7 +174,7 @@ def main(argv=None) -> None:
     if 1 in args.replicas and args.check_C:
         runs.append((1, args.check_C, args.check_tol))
     with (
-        LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=None) as lc,
+        LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=":0") as lc,
         Client(lc) as client,
     ):
         for r, C, tol in runs:

@@ -100,7 +100,7 @@ def test_fit_on_distributed_cluster_matches(heart):
     X, y = heart
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster),
     ):
