@@ -50,9 +50,11 @@ _LAZY = {
     "Solution": "optrank.solvers",
     "PersistentHighs": "optrank.solvers",
     "DistanceFeatures": "optrank.models._prototype_features",
+    "prsvm_dask_fit": "optrank.models._prsvm_dask",
 }
 _SUBMODULES = {
     "bayes",
+    "bench",
     "config",
     "data",
     "estimators",

@@ -6,6 +6,7 @@
     optrank reproduce TABLE_ID|PROTOCOL|list [--all] [--quick] [--output DIR]
                       [--scheduler ADDRESS | --local | --sequential] [--workers N] [--no-cache]
     optrank report RESULTS_DIR [--output report.html]
+    optrank bench [CASE ...] [--list] [--quick] [--repeats N] [--output DIR]
 """
 
 from __future__ import annotations
