@@ -139,6 +139,16 @@ def test_rerun_with_cache_runs_zero_cells(tmp_path):
     assert calls[-1] == 4 and _measures(fresh.rows) == _measures(first.rows)
 
 
+def test_a_diverging_grid_point_is_skipped_not_an_error():
+    """OPAUC with learning rate 2^10 gives non-finite scores; the search passes over it."""
+    protocol = _protocol(estimator="OPAUC", params={"lam": 1e-4, "random_state": 0},
+                         grid={"learning_rate": [2.0**-10, 1.0, 2.0**10]}, repetitions=1)
+    rows = run_protocol(protocol, cache=False).rows
+    assert [r["error"] for r in rows] == ["", ""]
+    assert all(json.loads(r["params"])["learning_rate"] < 2.0**10 for r in rows)
+    assert all(0.7 < r["auc"] <= 1.0 for r in rows)
+
+
 def test_cache_key_depends_on_config_and_code_not_labels():
     protocol = _protocol()
     cell = cells(protocol)[0]

@@ -136,16 +136,21 @@ def _searches(protocol: Protocol) -> bool:
 
 
 def _cv_score(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, params: dict) -> float:
-    """Mean inner-CV AUC of one grid point on a training part."""
+    """Mean inner-CV AUC of one grid point on a training part.
+
+    A grid point whose model diverges (non-finite scores, e.g. a learning rate of 2^10)
+    scores NaN on that fold and so is never chosen; a NaN on every fold gives NaN.
+    """
     from optrank.data import stratified_kfold
     from optrank.metrics import auc
 
     fold_aucs = []
     for tr, va in stratified_kfold(y, k=protocol.cv_folds, random_state=seed):
         Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
-        model = _build(protocol, params).fit(Xtr, y[tr])
-        fold_aucs.append(auc(y[va], model.decision_function(Xva)))
-    return float(np.nanmean(fold_aucs))
+        scores = _build(protocol, params).fit(Xtr, y[tr]).decision_function(Xva)
+        finite = np.all(np.isfinite(scores))
+        fold_aucs.append(auc(y[va], scores) if finite else float("nan"))
+    return float(np.mean(fold_aucs)) if np.isfinite(fold_aucs).any() else float("nan")
 
 
 def _best(grid: list[dict], scores: list[float]) -> dict:
