@@ -258,6 +258,8 @@ class KOIL(RankerMixin, BaseEstimator):
 
     ``policy`` is ``"rs++"`` (reservoir sampling) or ``"fifo++"``, both with the
     compensation step; see :mod:`optrank.bayes._koil` for the update rules.
+    ``shuffle=True`` (default) streams the rows of ``fit`` in a random order drawn from
+    ``random_state`` (as :class:`OB2RMK` does); ``shuffle=False`` keeps the given order.
 
     Examples
     --------
@@ -276,11 +278,13 @@ class KOIL(RankerMixin, BaseEstimator):
         eta=0.01,
         width=1.0,
         policy="rs++",
+        shuffle=True,
         pos_label=None,
         random_state=None,
     ):
         self.budget, self.k, self.C, self.eta = budget, k, C, eta
         self.width, self.policy = width, policy
+        self.shuffle = shuffle
         self.pos_label = pos_label
         self.random_state = random_state
 
@@ -290,6 +294,9 @@ class KOIL(RankerMixin, BaseEstimator):
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         self.rng_ = np.random.default_rng(self.random_state)
+        if self.shuffle:
+            order = self.rng_.permutation(len(y))
+            X, y = X[order], y[order]
         self.state_ = koil_init(X.shape[1])
         self._stream(X, y)
         return self
