@@ -65,6 +65,17 @@ def test_table_3_2_runs_its_three_methods_and_derived_tables_share_cells():
         reg.resolve("000-T5")
 
 
+def test_quick_table_c1_uses_the_small_sets_and_drops_missing_rows():
+    from optrank.experiments._runner import _train_test, cells
+
+    quick = reg.get_protocol("l1-ranking-tableC1", quick=True)
+    assert [e.name for e in quick.datasets] == [
+        "keel:cleveland-0_vs_4", "keel:ecoli-0-3-4_vs_5", "keel:glass-0-4_vs_5"]
+    X_train, y_train, X_test, y_test = _train_test(quick, cells(quick)[0])
+    assert X_train.shape[0] + X_test.shape[0] == 173  # 177 rows, 4 with missing values
+    assert np.isfinite(X_train).all() and len(quick.grid["C"]) == 3
+
+
 def test_significance_matches_the_t_statistics_by_hand():
     ours = np.array([0.80, 0.82, 0.81, 0.83, 0.79])
     # one-sample t-test against the paper's mean (no std printed)

@@ -20,7 +20,8 @@ import numpy as np
 
 # Protocol fields that label a run rather than change its numbers.
 _LABEL_FIELDS = ("name", "table_id", "datasets", "metrics", "reference_method",
-                 "reference_metric", "description", "quick_params", "quick_instances")
+                 "reference_metric", "description", "quick_params", "quick_instances",
+                 "quick_datasets")
 
 
 @lru_cache(maxsize=1)

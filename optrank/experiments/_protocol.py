@@ -16,6 +16,7 @@ class DatasetEntry:
     test_split: str | None = None  # official test file: train on ``split``, test on this
     preprocessing: str | None = "protocol"  # per-dataset override of Protocol.preprocessing
     feature_range: tuple[float, float] | None = None  # per-dataset min-max target range
+    missing: str = "error"  # rows with missing values: "error" | "drop" | "impute-mean"
 
     def __post_init__(self):
         if self.preprocessing not in ("protocol", None, "standardize", "minmax"):
@@ -61,6 +62,7 @@ class Protocol:
     description: str = ""
     quick_params: dict = field(default_factory=dict)
     quick_instances: int = 2000
+    quick_datasets: tuple[str, ...] = ()  # names quick() keeps (default: the first ones)
 
     def __post_init__(self):
         if self.split not in ("holdout", "kfold"):
@@ -83,7 +85,7 @@ class Protocol:
         return replace(
             self,
             name=f"{self.name}-quick",
-            datasets=self.datasets[:n_datasets],
+            datasets=self._quick_datasets(n_datasets),
             repetitions=1,
             cv_folds=min(self.cv_folds, 2) if self.cv_folds else 0,
             outer_folds=min(self.outer_folds, 2),
@@ -91,6 +93,11 @@ class Protocol:
             max_instances=cap,
             params={**self.params, **self.quick_params},
         )
+
+    def _quick_datasets(self, n: int) -> tuple[DatasetEntry, ...]:
+        if not self.quick_datasets:
+            return self.datasets[:n]
+        return tuple(e for e in self.datasets if e.name in self.quick_datasets)[:n]
 
 
 def _spread(values, k: int) -> list:

@@ -65,7 +65,7 @@ def cells(protocol: Protocol) -> list[Cell]:
 def _load(entry: DatasetEntry, split: str | None, max_instances: int | None, seed: int):
     from optrank.data import load
 
-    X, y = load(entry.name, split=split, binarize=entry.binarize)
+    X, y = load(entry.name, split=split, binarize=entry.binarize, missing=entry.missing)
     if max_instances is not None and X.shape[0] > max_instances:
         keep = np.sort(np.random.default_rng(seed).permutation(X.shape[0])[:max_instances])
         X, y = X[keep], y[keep]

@@ -52,10 +52,11 @@ ALPHA_GRID = [1e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 7.5e-4, 1e-3, 2.5e-3, 5e-3, 7.5e-3
               5e-2]
 RANKSVM_C_GRID = [1e-3, 5e-3, 1e-2, 5e-2, 1e-1, 5e-1, 1.0, 5.0, 10.0, 50.0, 1e2, 5e2, 1e3, 5e3]
 
-DATASETS = tuple(DatasetEntry(f"keel:{n}", reference_name=n) for n in TABLE_C1_DATASETS)
+DATASETS = tuple(DatasetEntry(f"keel:{n}", reference_name=n, missing="drop")
+                 for n in TABLE_C1_DATASETS)
 
 _COMMON = dict(split="holdout", test_size=0.25, cv_folds=5, preprocessing="standardize",
-               seed=0)
+               seed=0, quick_datasets=tuple(f"keel:{n}" for n in QUICK_DATASETS))
 _CG = {"max_prototypes": 100, "random_state": 0}
 _CG_QUICK = {"max_prototypes": 20}
 
