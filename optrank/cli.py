@@ -237,7 +237,8 @@ def cmd_reproduce(args) -> int:
     run = sum(r.stats["run"] for r in results.values())
     cached = sum(r.stats["cached"] for r in results.values())
     failed = sum(r.stats["failed"] for r in results.values())
-    print(f"cells: {run} run, {cached} from the cache, {failed} failed")
+    print(f"cells: {run} run, {cached} from the cache, {failed} failed (a cell shared by "
+          "several tables counts once per table, and runs once)")
     if args.all:
         path = _write_index(args.output, reg, resolved, args.quick)
         print(f"wrote {path}")

@@ -28,11 +28,12 @@ from optrank.experiments._reference import _rows, reference_dir, reference_value
 from optrank.experiments._runner import RunResult, cells, write_csv
 
 QUICK_NOTE = (
-    "Quick protocol: the first 3 datasets of each method, at most 2000 instances per "
-    "loaded set, 1 repetition, at most 2 outer folds and 2 inner CV folds, at most 3 "
-    "values per grid axis, and each protocol's ``quick_params`` (fewer landmarks, a "
-    "smaller budget, ...). Its numbers check the pipeline; they are not comparable with "
-    "the paper's."
+    "Quick protocol: 3 datasets per method (the first, or the protocol's small "
+    "`quick_datasets`), at most 2000 rows per loaded set (300 for B2RMK/KOIL, 150 for "
+    "OB2RMK), 1 repetition, at most 2 outer and 2 inner CV folds, at most 3 values per "
+    "grid axis, and each protocol's `quick_params` (200 instead of 1600 landmarks, a "
+    "1000-pair budget, 20 prototypes, 5 OB2RMK sweeps, ...). Its numbers check the "
+    "pipeline; they are not comparable with the paper's."
 )
 
 
@@ -174,8 +175,9 @@ def table_markdown(table_id: str, protocols, summary: list[dict],
     lines = [f"# {table_id}: {caption}".rstrip(": "), ""]
     if quick:
         lines += [QUICK_NOTE, ""]
+    percent = "; AUC in % is read on the 0-1 scale" if metric.endswith("percent") else ""
     lines += [f"Each cell: ours (mean ± std over cells) / paper / difference, compared on "
-              f"`{metric}` (our `{_field(metric)}`; AUC in % is read on the 0-1 scale). "
+              f"`{metric}` (our `{_field(metric)}`{percent}). "
               "▲ / ▼: ours significantly higher / lower at 95% (Welch's t-test when the "
               "paper prints a std, n = the full protocol's cells; else a one-sample t-test "
               "against the paper's mean); · : fewer than two cells.", ""]
