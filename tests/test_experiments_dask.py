@@ -32,16 +32,27 @@ HEART = (DatasetEntry("heart", reference_name="heart"),)
 
 
 def _protocol(**kw) -> Protocol:
-    base = dict(name="heart-prsvm", table_id="999-TEST", estimator="PRSVMPlus",
-                datasets=HEART, params={"tol": 1e-6}, grid={"C": [0.1, 1.0]},
-                split="kfold", outer_folds=2, repetitions=2, cv_folds=2, seed=3)
+    base = dict(
+        name="heart-prsvm",
+        table_id="999-TEST",
+        estimator="PRSVMPlus",
+        datasets=HEART,
+        params={"tol": 1e-6},
+        grid={"C": [0.1, 1.0]},
+        split="kfold",
+        outer_folds=2,
+        repetitions=2,
+        cv_folds=2,
+        seed=3,
+    )
     return Protocol(**{**base, **kw})
 
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=":0")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+    )
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
@@ -112,8 +123,7 @@ def test_an_exception_from_the_executor_is_an_error_row():
     """A worker that dies comes back from the map as an exception object."""
 
     def dying_map(fn, items):
-        return [RuntimeError("worker died") if i == 0 else fn(t)
-                for i, t in enumerate(items)]
+        return [RuntimeError("worker died") if i == 0 else fn(t) for i, t in enumerate(items)]
 
     rows = run_protocol(_protocol(repetitions=1), cache=False, map_fn=dying_map).rows
     assert rows[0]["error"] == "RuntimeError: worker died" and rows[0]["auc"] == ""
@@ -141,8 +151,12 @@ def test_rerun_with_cache_runs_zero_cells(tmp_path):
 
 def test_a_diverging_grid_point_is_skipped_not_an_error():
     """OPAUC with learning rate 2^10 gives non-finite scores; the search passes over it."""
-    protocol = _protocol(estimator="OPAUC", params={"lam": 1e-4, "random_state": 0},
-                         grid={"learning_rate": [2.0**-10, 1.0, 2.0**10]}, repetitions=1)
+    protocol = _protocol(
+        estimator="OPAUC",
+        params={"lam": 1e-4, "random_state": 0},
+        grid={"learning_rate": [2.0**-10, 1.0, 2.0**10]},
+        repetitions=1,
+    )
     rows = run_protocol(protocol, cache=False).rows
     assert [r["error"] for r in rows] == ["", ""]
     assert all(json.loads(r["params"])["learning_rate"] < 2.0**10 for r in rows)
@@ -169,18 +183,25 @@ def test_scores_files_and_history_column(tmp_path):
     assert isinstance(history, dict) and len(history["objective"]) >= 2
     header = (tmp_path / f"{protocol.name}.csv").read_text().splitlines()[0].split(",")
     assert header[:6] == ["protocol", "table_id", "dataset", "method", "repetition", "fold"]
-    assert {"params", "auc", "accuracy_at_optroc", "train_time_s", "error",
-            "history"} <= set(header)
+    assert {"params", "auc", "accuracy_at_optroc", "train_time_s", "error", "history"} <= set(
+        header
+    )
 
 
 def test_official_test_split_and_minmax_range(tmp_path):
     """A dataset with ``test_split`` gives one cell per repetition; minmax uses the range."""
     from optrank.experiments._runner import _preprocess
 
-    entry = DatasetEntry("svmguide1", split="train", test_split="test",
-                         preprocessing="minmax", feature_range=(0.0, 1.0))
-    protocol = _protocol(datasets=(entry,), repetitions=1, grid={"C": [1.0]}, cv_folds=0,
-                         max_instances=300)
+    entry = DatasetEntry(
+        "svmguide1",
+        split="train",
+        test_split="test",
+        preprocessing="minmax",
+        feature_range=(0.0, 1.0),
+    )
+    protocol = _protocol(
+        datasets=(entry,), repetitions=1, grid={"C": [1.0]}, cv_folds=0, max_instances=300
+    )
     assert len(cells(protocol)) == 1
     X = np.array([[0.0, 2.0], [4.0, 6.0]])
     Xt, _ = _preprocess(protocol, entry, X, X)
@@ -201,9 +222,13 @@ def test_gridsearchcv_under_joblib_dask_backend(client):
 
     sequential = search()
     with joblib.parallel_backend("dask"):
-        on_dask = GridSearchCV(PRSVMPlus(tol=1e-6), grid, scoring="roc_auc", cv=cv,
-                               n_jobs=-1).fit(X, y)
+        on_dask = GridSearchCV(PRSVMPlus(tol=1e-6), grid, scoring="roc_auc", cv=cv, n_jobs=-1).fit(
+            X, y
+        )
     assert on_dask.best_params_ == sequential.best_params_
     assert on_dask.best_score_ == pytest.approx(sequential.best_score_, abs=1e-12)
-    np.testing.assert_allclose(on_dask.cv_results_["mean_test_score"],
-                               sequential.cv_results_["mean_test_score"], atol=1e-12)
+    np.testing.assert_allclose(
+        on_dask.cv_results_["mean_test_score"],
+        sequential.cv_results_["mean_test_score"],
+        atol=1e-12,
+    )

@@ -16,8 +16,9 @@ from optrank.experiments import _registry as reg
 from optrank.experiments._runner import _estimator_class
 from optrank.experiments._tables import index_table_ids, significance, write_table_report
 
-needs_reference = pytest.mark.skipif(not (reference_dir() / "INDEX.md").is_file(),
-                                     reason="shared/reference not present")
+needs_reference = pytest.mark.skipif(
+    not (reference_dir() / "INDEX.md").is_file(), reason="shared/reference not present"
+)
 
 
 @needs_reference
@@ -70,7 +71,10 @@ def test_quick_table_c1_uses_the_small_sets_and_drops_missing_rows():
 
     quick = reg.get_protocol("l1-ranking-tableC1", quick=True)
     assert [e.name for e in quick.datasets] == [
-        "keel:cleveland-0_vs_4", "keel:ecoli-0-3-4_vs_5", "keel:glass-0-4_vs_5"]
+        "keel:cleveland-0_vs_4",
+        "keel:ecoli-0-3-4_vs_5",
+        "keel:glass-0-4_vs_5",
+    ]
     X_train, y_train, X_test, y_test = _train_test(quick, cells(quick)[0])
     assert X_train.shape[0] + X_test.shape[0] == 173  # 177 rows, 4 with missing values
     assert np.isfinite(X_train).all() and len(quick.grid["C"]) == 3
@@ -98,21 +102,37 @@ def test_significance_matches_the_t_statistics_by_hand():
 def test_table_report_places_ours_beside_the_paper(tmp_path):
     protocols = reg.protocols_for_table("003-T2")  # B2RMK, 4 x 5-fold CV
     p = protocols[0]
-    rows = [{"protocol": p.name, "table_id": "003-T2", "dataset": "diabetes", "method": "B2RMK",
-             "repetition": i // 5, "fold": i % 5, "params": "{}", "auc": 0.80 + 0.002 * i,
-             "accuracy_at_optroc": 0.7, "train_time_s": 1.0, "n_features": "", "error": "",
-             "history": ""} for i in range(20)]
+    rows = [
+        {
+            "protocol": p.name,
+            "table_id": "003-T2",
+            "dataset": "diabetes",
+            "method": "B2RMK",
+            "repetition": i // 5,
+            "fold": i % 5,
+            "params": "{}",
+            "auc": 0.80 + 0.002 * i,
+            "accuracy_at_optroc": 0.7,
+            "train_time_s": 1.0,
+            "n_features": "",
+            "error": "",
+            "history": "",
+        }
+        for i in range(20)
+    ]
     rows.append({**rows[0], "fold": 4, "repetition": 3, "auc": "", "error": "ValueError: x"})
     result = RunResult(rows, [], "")
-    summary, markdown, paths = write_table_report("003-T2", protocols, {p.name: result},
-                                                  tmp_path, list(reg.PROTOCOLS.values()))
+    summary, markdown, paths = write_table_report(
+        "003-T2", protocols, {p.name: result}, tmp_path, list(reg.PROTOCOLS.values())
+    )
     diabetes = next(s for s in summary if s["dataset"] == "diabetes")
     ours = 0.80 + 0.002 * np.arange(20)
     assert diabetes["cells"] == 20 and diabetes["ours"] == pytest.approx(ours.mean())
     assert diabetes["paper"] == pytest.approx(0.832) and diabetes["paper_std"] == 0.028
     assert diabetes["difference"] == pytest.approx(ours.mean() - 0.832)
-    expected_p = stats.ttest_ind_from_stats(ours.mean(), ours.std(ddof=1), 20, 0.832, 0.028,
-                                            20, equal_var=False).pvalue
+    expected_p = stats.ttest_ind_from_stats(
+        ours.mean(), ours.std(ddof=1), 20, 0.832, 0.028, 20, equal_var=False
+    ).pvalue
     assert diabetes["p_value"] == pytest.approx(expected_p)
     assert "| diabetes | 0.8190 ± 0.0118 / 0.8320 ± 0.0280 / -0.0130 |" in markdown
     assert "| splice | LS-SVM | method not implemented as a runner protocol |" in markdown
@@ -122,21 +142,28 @@ def test_table_report_places_ours_beside_the_paper(tmp_path):
 
 
 def test_cli_reproduce_a_table_then_resume_from_cache(tmp_path, monkeypatch, capsys):
-    tiny = Protocol(name="tiny-heart", table_id="999-TINY", estimator="PRSVMPlus",
-                    datasets=(DatasetEntry("heart"),), grid={"C": [1.0]}, split="kfold",
-                    outer_folds=2, reference_method="PRSVM+")
+    tiny = Protocol(
+        name="tiny-heart",
+        table_id="999-TINY",
+        estimator="PRSVMPlus",
+        datasets=(DatasetEntry("heart"),),
+        grid={"C": [1.0]},
+        split="kfold",
+        outer_folds=2,
+        reference_method="PRSVM+",
+    )
     monkeypatch.setitem(reg.PROTOCOLS, tiny.name, tiny)
     args = ["reproduce", "999-TINY", "--sequential", "--output", str(tmp_path)]
     assert main(args) == 0
     assert "cells: 2 run, 0 from the cache, 0 failed" in capsys.readouterr().out
     assert {"999-TINY.csv", "999-TINY.md", "999-TINY-summary.csv", "tiny-heart.csv"} <= {
-        p.name for p in tmp_path.iterdir()}
+        p.name for p in tmp_path.iterdir()
+    }
     assert main(args) == 0
     assert "cells: 0 run, 2 from the cache, 0 failed" in capsys.readouterr().out
     config = tmp_path / "runner.toml"
     config.write_text(f'[runner]\nscheduler = "sequential"\ncache_dir = "{tmp_path / "c2"}"\n')
-    assert main(["reproduce", "999-TINY", "--config", str(config), "--output",
-                 str(tmp_path)]) == 0
+    assert main(["reproduce", "999-TINY", "--config", str(config), "--output", str(tmp_path)]) == 0
     assert "cells: 2 run, 0 from the cache, 0 failed" in capsys.readouterr().out
     assert len(list((tmp_path / "c2").glob("*.json"))) == 2
     assert main(["reproduce", "list"]) == 0

@@ -19,9 +19,18 @@ from pathlib import Path
 import numpy as np
 
 # Protocol fields that label a run rather than change its numbers.
-_LABEL_FIELDS = ("name", "table_id", "datasets", "metrics", "reference_method",
-                 "reference_metric", "description", "quick_params", "quick_instances",
-                 "quick_datasets")
+_LABEL_FIELDS = (
+    "name",
+    "table_id",
+    "datasets",
+    "metrics",
+    "reference_method",
+    "reference_metric",
+    "description",
+    "quick_params",
+    "quick_instances",
+    "quick_datasets",
+)
 
 
 @lru_cache(maxsize=1)
@@ -39,10 +48,17 @@ def code_fingerprint() -> str:
 
 def cell_config(protocol, cell) -> dict:
     """The plain-data description of one cell that its cache key hashes."""
-    fields = {f.name: getattr(protocol, f.name) for f in dataclasses.fields(protocol)
-              if f.name not in _LABEL_FIELDS}
-    return {"protocol": fields, "dataset": dataclasses.asdict(cell.dataset),
-            "repetition": cell.repetition, "fold": cell.fold}
+    fields = {
+        f.name: getattr(protocol, f.name)
+        for f in dataclasses.fields(protocol)
+        if f.name not in _LABEL_FIELDS
+    }
+    return {
+        "protocol": fields,
+        "dataset": dataclasses.asdict(cell.dataset),
+        "repetition": cell.repetition,
+        "fold": cell.fold,
+    }
 
 
 def cell_key(protocol, cell, fingerprint: str | None = None) -> str:

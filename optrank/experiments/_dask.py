@@ -16,8 +16,9 @@ logger = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def dask_client(scheduler: str | None = "local", workers: int | None = None,
-                processes: bool = True):
+def dask_client(
+    scheduler: str | None = "local", workers: int | None = None, processes: bool = True
+):
     """A ``distributed.Client``: on a fresh LocalCluster, or connected to ``scheduler``.
 
     ``scheduler`` is ``"local"`` (or None) for a LocalCluster of ``workers`` workers with
@@ -28,8 +29,9 @@ def dask_client(scheduler: str | None = "local", workers: int | None = None,
     from distributed import Client, LocalCluster
 
     if scheduler in (None, "local"):
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
-                               dashboard_address=":0")
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=":0"
+        )
         try:
             with Client(cluster) as client:
                 yield client

@@ -26,8 +26,18 @@ from optrank.experiments.protocols import (
 # stratified 75/25 split, 5-fold CV over the C grid of Appendix B (typo 10^-1, 5x10^-1
 # in the printed grid read as 10^1, 5x10^1), refit, test AUC.
 _C_GRID_004 = [1e-3, 5e-3, 1e-2, 5e-2, 1e-1, 5e-1, 1.0, 5.0, 10.0, 50.0, 1e2, 5e2, 1e3, 5e3]
-_KEEL_SMALL = ("glass1", "ecoli1", "new-thyroid1", "wisconsin", "haberman", "pima", "iris0",
-               "glass0", "yeast1", "vehicle0")
+_KEEL_SMALL = (
+    "glass1",
+    "ecoli1",
+    "new-thyroid1",
+    "wisconsin",
+    "haberman",
+    "pima",
+    "iris0",
+    "glass0",
+    "yeast1",
+    "vehicle0",
+)
 
 L1_KEEL_SMALL = Protocol(
     name="004-TC.1-l1",
@@ -51,12 +61,20 @@ L1_KEEL_SMALL = Protocol(
 """A ten-dataset L1 Ranking check of Table C.1; by name only (the table runs table_c1)."""
 
 
-def _derived(base: tuple[Protocol, ...], table_id: str, metric: str | None = None,
-             tag: str | None = None) -> tuple[Protocol, ...]:
+def _derived(
+    base: tuple[Protocol, ...], table_id: str, metric: str | None = None, tag: str | None = None
+) -> tuple[Protocol, ...]:
     """The same runs compared with another table (and metric) of the papers."""
     tag = tag or table_id.split("-", 1)[1].lower()
-    return tuple(replace(p, name=f"{p.name}@{tag}", table_id=table_id,
-                         reference_metric=metric or p.reference_metric) for p in base)
+    return tuple(
+        replace(
+            p,
+            name=f"{p.name}@{tag}",
+            table_id=table_id,
+            reference_metric=metric or p.reference_metric,
+        )
+        for p in base
+    )
 
 
 _TABLE_MODULES = (table_3_2, table_bayes, table_c1, table_cbr, table_crc, table_sam)
@@ -73,8 +91,10 @@ _DERIVED = (
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (L1_KEEL_SMALL, *_BASE, *_DERIVED)}
 _NOT_IN_TABLES = {L1_KEEL_SMALL.name}
 
-_HIGH_DIM = ("high-dimensional datasets (farm-ads, news20, rcv1, real-sim, sector, "
-             "Reuters) not in shared/data (MANIFEST.md: not found / too big)")
+_HIGH_DIM = (
+    "high-dimensional datasets (farm-ads, news20, rcv1, real-sim, sector, "
+    "Reuters) not in shared/data (MANIFEST.md: not found / too big)"
+)
 
 NOT_RUNNABLE: dict[str, str] = {
     "000-T5": _HIGH_DIM,
@@ -118,8 +138,9 @@ def get_protocol(name: str, quick: bool = False) -> Protocol:
 
 def protocols_for_table(table_id: str, quick: bool = False) -> list[Protocol]:
     """Every registered protocol (one per method) reproducing ``table_id``."""
-    found = [p for name, p in PROTOCOLS.items()
-             if p.table_id == table_id and name not in _NOT_IN_TABLES]
+    found = [
+        p for name, p in PROTOCOLS.items() if p.table_id == table_id and name not in _NOT_IN_TABLES
+    ]
     return [p.quick() for p in found] if quick else found
 
 

@@ -27,10 +27,30 @@ from optrank.experiments._report import summarise, to_markdown
 
 logger = logging.getLogger(__name__)
 
-CSV_FIELDS = ["protocol", "table_id", "dataset", "method", "repetition", "fold", "params",
-              "auc", "accuracy_at_optroc", "train_time_s", "n_features", "error", "history"]
-_MEASURED = ("params", "auc", "accuracy_at_optroc", "train_time_s", "n_features", "error",
-             "history")
+CSV_FIELDS = [
+    "protocol",
+    "table_id",
+    "dataset",
+    "method",
+    "repetition",
+    "fold",
+    "params",
+    "auc",
+    "accuracy_at_optroc",
+    "train_time_s",
+    "n_features",
+    "error",
+    "history",
+]
+_MEASURED = (
+    "params",
+    "auc",
+    "accuracy_at_optroc",
+    "train_time_s",
+    "n_features",
+    "error",
+    "history",
+)
 
 
 @dataclass(frozen=True)
@@ -52,13 +72,18 @@ class RunResult:
 
 def cells(protocol: Protocol) -> list[Cell]:
     """All independent units of work of a protocol, in a fixed order."""
+
     def n_folds(entry):
         if entry.test_split is not None or protocol.split == "holdout":
             return 1
         return protocol.outer_folds
 
-    return [Cell(entry, rep, fold) for entry in protocol.datasets
-            for rep in range(protocol.repetitions) for fold in range(n_folds(entry))]
+    return [
+        Cell(entry, rep, fold)
+        for entry in protocol.datasets
+        for rep in range(protocol.repetitions)
+        for fold in range(n_folds(entry))
+    ]
 
 
 @lru_cache(maxsize=4)
@@ -85,8 +110,9 @@ def _train_test(protocol: Protocol, cell: Cell):
     if protocol.split == "holdout":
         train, test = stratified_split(y, test_size=protocol.test_size, random_state=split_seed)
     else:
-        train, test = stratified_kfold(y, k=protocol.outer_folds,
-                                       random_state=split_seed)[cell.fold]
+        train, test = stratified_kfold(y, k=protocol.outer_folds, random_state=split_seed)[
+            cell.fold
+        ]
     return X[train], y[train], X[test], y[test]
 
 
@@ -127,8 +153,10 @@ def _build(protocol: Protocol, params: dict):
 
 def _grid(protocol: Protocol) -> list[dict]:
     keys = sorted(protocol.grid)
-    return [dict(zip(keys, values, strict=True))
-            for values in itertools.product(*(protocol.grid[k] for k in keys))]
+    return [
+        dict(zip(keys, values, strict=True))
+        for values in itertools.product(*(protocol.grid[k] for k in keys))
+    ]
 
 
 def _searches(protocol: Protocol) -> bool:
@@ -210,8 +238,9 @@ def evaluate_cell(protocol: Protocol, cell: Cell, params: dict | None = None) ->
     try:
         X_train, y_train, X_test, y_test = _train_test(protocol, cell)
         if params is None:
-            params = _select(protocol, cell.dataset, X_train, y_train,
-                             protocol.seed + cell.repetition)
+            params = _select(
+                protocol, cell.dataset, X_train, y_train, protocol.seed + cell.repetition
+            )
         out["params"] = json.dumps(params, sort_keys=True)
         X_train, X_test = _preprocess(protocol, cell.dataset, X_train, X_test)
         t0 = time.perf_counter()
@@ -231,9 +260,14 @@ def evaluate_cell(protocol: Protocol, cell: Cell, params: dict | None = None) ->
 
 
 def _label(protocol: Protocol, cell: Cell) -> dict:
-    return {"protocol": protocol.name, "table_id": protocol.table_id,
-            "dataset": cell.dataset.name, "method": protocol.reference_method or "",
-            "repetition": cell.repetition, "fold": cell.fold}
+    return {
+        "protocol": protocol.name,
+        "table_id": protocol.table_id,
+        "dataset": cell.dataset.name,
+        "method": protocol.reference_method or "",
+        "repetition": cell.repetition,
+        "fold": cell.fold,
+    }
 
 
 def run_cell(protocol: Protocol, cell: Cell) -> dict:
@@ -276,15 +310,19 @@ def _fan_out_grid(todo: list[_Task], run_many, bar) -> list[_Task | dict]:
     Returns per cell the task to refit (params fixed) or, when a grid point failed, the
     error measures the sequential search would have recorded.
     """
-    points = [(i, p) for i, t in enumerate(todo) if _searches(t.protocol)
-              for p in _grid(t.protocol)]
+    points = [
+        (i, p) for i, t in enumerate(todo) if _searches(t.protocol) for p in _grid(t.protocol)
+    ]
     scores: dict[int, list] = {}
     items = [_Task(todo[i].protocol, todo[i].cell, p) for i, p in points]
     results: list = [None] * len(items)
     for index, result in run_many(_score_task, items):
         bar.update(1)
-        results[index] = result if not isinstance(result, BaseException) else \
-            f"{type(result).__name__}: {result}"
+        results[index] = (
+            result
+            if not isinstance(result, BaseException)
+            else f"{type(result).__name__}: {result}"
+        )
     for (i, _), result in zip(points, results, strict=True):
         scores.setdefault(i, []).append(result)
     out: list = []
@@ -357,8 +395,9 @@ def run_protocols(
                 scores[key] = s
     todo_keys = [k for k in first if k not in measured]
     todo = [tasks[first[k]] for k in todo_keys]
-    for key, result in _execute(todo_keys, todo, progress, map_fn, scheduler, workers,
-                                client, fan_grid):
+    for key, result in _execute(
+        todo_keys, todo, progress, map_fn, scheduler, workers, client, fan_grid
+    ):
         if isinstance(result, BaseException):
             result = _error_measures(result)
         s = result.pop("scores", None)
@@ -367,8 +406,7 @@ def run_protocols(
         measured[key] = result
         if store and not result["error"]:
             store.put(key, result, s)
-    return {p.name: _result(p, tasks, keys, measured, scores, cached, out)
-            for p in protocols}
+    return {p.name: _result(p, tasks, keys, measured, scores, cached, out) for p in protocols}
 
 
 def _cache_store(cache, out: Path | None) -> CellCache | None:
@@ -438,8 +476,11 @@ def _result(protocol, tasks, keys, measured, scores, cached, out) -> RunResult:
     rows = [{**_label(protocol, t.cell), **measured[k]} for t, k in mine]
     summary = summarise(protocol, rows)
     markdown = to_markdown(protocol, summary, rows)
-    stats = {"cells": len(mine), "cached": sum(k in cached for _, k in mine),
-             "failed": sum(bool(r["error"]) for r in rows)}
+    stats = {
+        "cells": len(mine),
+        "cached": sum(k in cached for _, k in mine),
+        "failed": sum(bool(r["error"]) for r in rows),
+    }
     stats["run"] = stats["cells"] - stats["cached"]
     result = RunResult(rows, summary, markdown, stats=stats)
     if out is not None:
@@ -471,8 +512,9 @@ def run_protocol(
     fan_grid: bool = False,
 ) -> RunResult:
     """Execute every cell of one protocol; see :func:`run_protocols` for the parameters."""
-    return run_protocols([protocol], output_dir, progress, map_fn, scheduler, workers, cache,
-                         client, fan_grid)[protocol.name]
+    return run_protocols(
+        [protocol], output_dir, progress, map_fn, scheduler, workers, cache, client, fan_grid
+    )[protocol.name]
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:

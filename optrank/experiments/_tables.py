@@ -75,11 +75,13 @@ def significance(ours: np.ndarray, paper: float, paper_std: float, paper_n: int)
         return float("nan"), "·"
     mean, std = float(ours.mean()), float(ours.std(ddof=1))
     if std == 0.0 and (not math.isfinite(paper_std) or paper_std == 0.0):
-        return (0.0 if mean != paper else 1.0), ("" if mean == paper else
-                                                 ("▲" if mean > paper else "▼"))
+        return (0.0 if mean != paper else 1.0), (
+            "" if mean == paper else ("▲" if mean > paper else "▼")
+        )
     if math.isfinite(paper_std) and paper_n >= 2:
-        p = stats.ttest_ind_from_stats(mean, std, ours.size, paper, paper_std, paper_n,
-                                       equal_var=False).pvalue
+        p = stats.ttest_ind_from_stats(
+            mean, std, ours.size, paper, paper_std, paper_n, equal_var=False
+        ).pvalue
     else:
         p = stats.ttest_1samp(ours, paper).pvalue
     p = float(p)
@@ -89,8 +91,11 @@ def significance(ours: np.ndarray, paper: float, paper_std: float, paper_n: int)
 
 
 def _values(result: RunResult, dataset: str, field: str) -> np.ndarray:
-    vals = [r[field] for r in result.rows
-            if r["dataset"] == dataset and not r["error"] and r[field] not in ("", None)]
+    vals = [
+        r[field]
+        for r in result.rows
+        if r["dataset"] == dataset and not r["error"] and r[field] not in ("", None)
+    ]
     return np.asarray(vals, dtype=float)
 
 
@@ -100,28 +105,42 @@ def _full_cells(protocol: Protocol, full: dict[str, Protocol]) -> int:
     return max(1, n // max(1, len(base.datasets)))
 
 
-def summary_rows(table_id: str, protocols, results: dict[str, RunResult],
-                 full: dict[str, Protocol]) -> list[dict]:
+def summary_rows(
+    table_id: str, protocols, results: dict[str, RunResult], full: dict[str, Protocol]
+) -> list[dict]:
     """One row per (dataset, method): ours, paper, difference, p value, marker."""
     out = []
     for p in protocols:
         field, result = _field(p.reference_metric), results[p.name]
         for entry in p.datasets:
             ours = _values(result, entry.name, field)
-            ref = reference_value(table_id, entry.reference_name or entry.name,
-                                  p.reference_method or "", p.reference_metric)
+            ref = reference_value(
+                table_id,
+                entry.reference_name or entry.name,
+                p.reference_method or "",
+                p.reference_metric,
+            )
             paper, paper_std = ref if ref else (float("nan"), float("nan"))
             mean = float(ours.mean()) if ours.size else float("nan")
             pval, mark = significance(ours, paper, paper_std, _full_cells(p, full))
-            out.append({
-                "table_id": table_id, "dataset": entry.name,
-                "reference_dataset": entry.reference_name or "",
-                "method": p.reference_method or p.name, "protocol": p.name,
-                "metric": p.reference_metric, "cells": int(ours.size),
-                "ours": mean, "ours_std": float(ours.std(ddof=1)) if ours.size > 1 else
-                float("nan"), "paper": paper, "paper_std": paper_std,
-                "difference": mean - paper, "p_value": pval, "significance": mark,
-            })
+            out.append(
+                {
+                    "table_id": table_id,
+                    "dataset": entry.name,
+                    "reference_dataset": entry.reference_name or "",
+                    "method": p.reference_method or p.name,
+                    "protocol": p.name,
+                    "metric": p.reference_metric,
+                    "cells": int(ours.size),
+                    "ours": mean,
+                    "ours_std": float(ours.std(ddof=1)) if ours.size > 1 else float("nan"),
+                    "paper": paper,
+                    "paper_std": paper_std,
+                    "difference": mean - paper,
+                    "p_value": pval,
+                    "significance": mark,
+                }
+            )
     return out
 
 
@@ -136,17 +155,24 @@ def _pm(mean: float, std: float, digits: int) -> str:
 def _cell_text(s: dict) -> str:
     digits = 4 if s["metric"].startswith(("auc", "acc")) else 2
     diff = "n/a" if not math.isfinite(s["difference"]) else f"{s['difference']:+.{digits}f}"
-    return (f"{_pm(s['ours'], s['ours_std'], digits)} / {_pm(s['paper'], s['paper_std'], digits)}"
-            f" / {diff} {s['significance']}").rstrip()
+    return (
+        f"{_pm(s['ours'], s['ours_std'], digits)} / {_pm(s['paper'], s['paper_std'], digits)}"
+        f" / {diff} {s['significance']}"
+    ).rstrip()
 
 
 def not_run(table_id: str, protocols, all_protocols) -> list[tuple[str, str, str]]:
     """(dataset, method, reason) for every paper row of the table that was not run."""
-    covered = {(e.reference_name or e.name, p.reference_method) for p in protocols
-               for e in p.datasets}
+    covered = {
+        (e.reference_name or e.name, p.reference_method) for p in protocols for e in p.datasets
+    }
     methods = {p.reference_method for p in protocols}
-    full_datasets = {(e.reference_name or e.name, p.reference_method) for p in all_protocols
-                     if p.table_id == table_id for e in p.datasets}
+    full_datasets = {
+        (e.reference_name or e.name, p.reference_method)
+        for p in all_protocols
+        if p.table_id == table_id
+        for e in p.datasets
+    }
     anywhere = {e.reference_name or e.name for p in all_protocols for e in p.datasets}
     seen, out = set(), []
     for row in _rows(str(reference_dir())):
@@ -166,9 +192,14 @@ def not_run(table_id: str, protocols, all_protocols) -> list[tuple[str, str, str
     return out
 
 
-def table_markdown(table_id: str, protocols, summary: list[dict],
-                   missing: list[tuple[str, str, str]], results: dict[str, RunResult],
-                   quick: bool) -> str:
+def table_markdown(
+    table_id: str,
+    protocols,
+    summary: list[dict],
+    missing: list[tuple[str, str, str]],
+    results: dict[str, RunResult],
+    quick: bool,
+) -> str:
     caption = _captions().get(table_id, "")
     methods = list(dict.fromkeys(s["method"] for s in summary))
     metric = protocols[0].reference_metric
@@ -176,35 +207,45 @@ def table_markdown(table_id: str, protocols, summary: list[dict],
     if quick:
         lines += [QUICK_NOTE, ""]
     percent = "; AUC in % is read on the 0-1 scale" if metric.endswith("percent") else ""
-    lines += [f"Each cell: ours (mean ± std over cells) / paper / difference, compared on "
-              f"`{metric}` (our `{_field(metric)}`{percent}). "
-              "▲ / ▼: ours significantly higher / lower at 95% (Welch's t-test when the "
-              "paper prints a std, n = the full protocol's cells; else a one-sample t-test "
-              "against the paper's mean); · : fewer than two cells.", ""]
-    lines += ["| dataset | " + " | ".join(methods) + " |",
-              "|---|" + "---|" * len(methods)]
+    lines += [
+        f"Each cell: ours (mean ± std over cells) / paper / difference, compared on "
+        f"`{metric}` (our `{_field(metric)}`{percent}). "
+        "▲ / ▼: ours significantly higher / lower at 95% (Welch's t-test when the "
+        "paper prints a std, n = the full protocol's cells; else a one-sample t-test "
+        "against the paper's mean); · : fewer than two cells.",
+        "",
+    ]
+    lines += ["| dataset | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
     by = {(s["dataset"], s["method"]): s for s in summary}
     for dataset in dict.fromkeys(s["dataset"] for s in summary):
-        texts = [_cell_text(by[(dataset, m)]) if (dataset, m) in by else "not run"
-                 for m in methods]
+        texts = [_cell_text(by[(dataset, m)]) if (dataset, m) in by else "not run" for m in methods]
         lines.append(f"| {dataset} | " + " | ".join(texts) + " |")
     lines += ["", "## Methods", ""]
-    lines += [f"- **{p.reference_method}** (`{p.name}`, {p.estimator}): {p.description}"
-              for p in protocols]
+    lines += [
+        f"- **{p.reference_method}** (`{p.name}`, {p.estimator}): {p.description}"
+        for p in protocols
+    ]
     failed = [r for p in protocols for r in results[p.name].rows if r["error"]]
     if failed:
         lines += ["", "## Failed cells", ""]
-        lines += [f"- {r['method']} / {r['dataset']} rep {r['repetition']} fold {r['fold']}: "
-                  f"{r['error']}" for r in failed]
+        lines += [
+            f"- {r['method']} / {r['dataset']} rep {r['repetition']} fold {r['fold']}: {r['error']}"
+            for r in failed
+        ]
     if missing:
-        lines += ["", "## Paper rows not run", "", "| dataset | method | reason |",
-                  "|---|---|---|"]
+        lines += ["", "## Paper rows not run", "", "| dataset | method | reason |", "|---|---|---|"]
         lines += [f"| {d} | {m} | {why} |" for d, m, why in missing]
     return "\n".join(lines) + "\n"
 
 
-def write_table_report(table_id: str, protocols, results: dict[str, RunResult],
-                       output_dir: str | Path | None, all_protocols, quick: bool = False):
+def write_table_report(
+    table_id: str,
+    protocols,
+    results: dict[str, RunResult],
+    output_dir: str | Path | None,
+    all_protocols,
+    quick: bool = False,
+):
     """Rows CSV ``<table_id>.csv``, summary ``<table_id>-summary.csv`` and ``<table_id>.md``."""
     import csv
 
