@@ -219,6 +219,10 @@ def cmd_reproduce(args) -> int:
     scheduler = args.scheduler or ("local" if args.local else runner.scheduler)
     scheduler = None if args.sequential or scheduler == "sequential" else scheduler
     cache = False if args.no_cache else (runner.cache_dir or True)
+    if scheduler is not None and not args.verbose:
+        import distributed  # noqa: F401  (sets its logger to INFO on import)
+
+        logging.getLogger("distributed").setLevel(logging.WARNING)
     results = run_protocols(protocols, output_dir=args.output, progress=True,
                             scheduler=scheduler, workers=args.workers or runner.workers,
                             cache=cache, fan_grid=args.fan_grid)

@@ -30,7 +30,11 @@ def dask_client(
 
     if scheduler in (None, "local"):
         cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=":0"
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
         )
         try:
             with Client(cluster) as client:
