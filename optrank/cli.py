@@ -233,6 +233,10 @@ def cmd_reproduce(args) -> int:
             print(result.markdown)
             print(f"wrote {result.csv_path} and {result.markdown_path}")
             continue
+        if table_id in reg.SUMMARY_TABLES:
+            path = _write_summary_table(args.output, table_id, reg, ps, results, args.quick)
+            print(f"wrote {path}")
+            continue
         _, markdown, paths = write_table_report(table_id, ps, results, args.output,
                                                 all_protocols, quick=args.quick)
         if not args.all:
@@ -261,10 +265,23 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _write_summary_table(output: Path, table_id: str, reg, ps, results, quick: bool) -> Path:
+    from optrank.experiments._tables import summary_table_markdown
+
+    _, kind, arg = reg.SUMMARY_TABLES[table_id]
+    markdown = summary_table_markdown(table_id, kind, arg, ps, results, quick)
+    path = Path(output) / f"{table_id}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(markdown)
+    return path
+
+
 def _list_reproducible(reg) -> int:
     print("tables:")
     for table_id in reg.list_tables():
         names = ", ".join(p.name for p in reg.protocols_for_table(table_id))
+        if table_id in reg.SUMMARY_TABLES:
+            names = f"summary of {reg.SUMMARY_TABLES[table_id][0]}'s runs"
         print(f"  {table_id:16s} {names}")
     print("not runnable:")
     for table_id, reason in sorted(reg.NOT_RUNNABLE.items()):

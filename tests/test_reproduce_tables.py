@@ -169,3 +169,34 @@ def test_cli_reproduce_a_table_then_resume_from_cache(tmp_path, monkeypatch, cap
     assert main(["reproduce", "list"]) == 0
     out = capsys.readouterr().out
     assert "999-TINY" in out and "002-T6" in out and "004-TC.1-l1" in out
+
+
+def _fake_results(values: dict[tuple[str, str], list[float]]):
+    """Protocols for methods A and B and RunResults holding the given per-cell AUCs."""
+    datasets = tuple(DatasetEntry(d) for d in sorted({d for _, d in values}))
+    protocols, results = [], {}
+    for method in ("A", "B"):
+        p = Protocol(name=f"p{method}", table_id="999-X", estimator="PRSVMPlus",
+                     datasets=datasets, reference_method=method)
+        rows = [{"dataset": d, "auc": a, "error": ""} for (m, d), aucs in values.items()
+                if m == method for a in aucs]
+        protocols.append(p)
+        results[p.name] = RunResult(rows, [], "")
+    return protocols, results
+
+
+def test_summary_tables_from_base_runs():
+    from optrank.experiments._tables import best_counts, win_loss_tie
+
+    protocols, results = _fake_results({
+        ("A", "d1"): [0.90, 0.91, 0.92], ("B", "d1"): [0.80, 0.81, 0.82],  # A clearly better
+        ("A", "d2"): [0.80, 0.90, 0.85], ("B", "d2"): [0.84, 0.86, 0.85],  # equal means
+        ("A", "d3"): [0.70, 0.71, 0.72], ("B", "d3"): [0.90, 0.91, 0.92],  # B clearly better
+        ("A", "d4"): [0.95], ("B", "d4"): [0.90],                          # one cell each
+    })
+    assert best_counts(protocols, results) == {"A": 3, "B": 2}  # d2 tie credits both
+    assert best_counts(protocols, results, exclude_best="A") == {"A": 0, "B": 1}
+    assert win_loss_tie(protocols, results, "A") == {
+        "B": {"wins": 1, "losses": 1, "ties": 1, "untested": 1}}
+    assert reg.SUMMARY_TABLES["004-T1"] == ("004-TC.1", "best", None)
+    assert reg.protocols_for_table("003-T3-summary") == reg.protocols_for_table("003-T3")

@@ -108,16 +108,20 @@ NOT_RUNNABLE: dict[str, str] = {
     "are not in shared/data",
     "002-T3": "difference table (AUC with minus without bias correction): needs a second "
     "ASRankSVM run without bias correction; 11 of its 15 data sets are not in shared/data",
-    "002-T4-summary": "win/loss/tie summary derived from 002-T4 (its report gives the "
-    "per-dataset significance against the paper)",
     "002-T6": "categorical optimal-gamma table: produced by the gamma study of "
     "examples/reproduce_crc_tables.py (Table 6), not a per-cell metric",
-    "003-T3-summary": "win/tie/loss summary of OB2RMK derived from 003-T3",
-    "004-T1": "counts of datasets with the highest AUC and % of features used: derived "
-    "from 004-TC.1 and 004-TC.2 (see examples/reproduce_table_c1.py)",
-    "004-T2": "counts of datasets with the highest AUC on the 47 sets where Ranking-CG "
-    "Prototype is not best: derived from 004-TC.1",
 }
+
+
+SUMMARY_TABLES: dict[str, tuple[str, str, str | None]] = {
+    "002-T4-summary": ("002-T4", "wlt", "ASRankSVM soft-correct"),
+    "003-T3-summary": ("003-T3", "wlt", "OB2RMK"),
+    "004-T1": ("004-TC.1", "best", None),
+    "004-T2": ("004-TC.1", "best", "Ranking-CG Prototype"),
+}
+"""Summary tables computed from a base table's runs: table id -> (base table, kind, arg).
+``wlt``: win/loss/tie of ``arg`` against each method; ``best``: datasets where each
+method has the highest AUC (excluding those where ``arg`` is best)."""
 
 
 def register_protocol(protocol: Protocol) -> Protocol:
@@ -137,7 +141,10 @@ def get_protocol(name: str, quick: bool = False) -> Protocol:
 
 
 def protocols_for_table(table_id: str, quick: bool = False) -> list[Protocol]:
-    """Every registered protocol (one per method) reproducing ``table_id``."""
+    """Every registered protocol (one per method) reproducing ``table_id`` (for a summary
+    table: its base table's protocols)."""
+    if table_id in SUMMARY_TABLES:
+        return protocols_for_table(SUMMARY_TABLES[table_id][0], quick)
     found = [
         p for name, p in PROTOCOLS.items() if p.table_id == table_id and name not in _NOT_IN_TABLES
     ]
@@ -145,8 +152,9 @@ def protocols_for_table(table_id: str, quick: bool = False) -> list[Protocol]:
 
 
 def list_tables() -> list[str]:
-    """Table ids with at least one protocol, sorted."""
-    return sorted({p.table_id for n, p in PROTOCOLS.items() if n not in _NOT_IN_TABLES})
+    """Table ids with at least one protocol (summary tables included), sorted."""
+    ids = {p.table_id for n, p in PROTOCOLS.items() if n not in _NOT_IN_TABLES}
+    return sorted(ids | set(SUMMARY_TABLES))
 
 
 def resolve(target: str, quick: bool = False) -> tuple[str | None, list[Protocol]]:

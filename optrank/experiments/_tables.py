@@ -267,3 +267,102 @@ def write_table_report(
         paths["markdown"] = out / f"{table_id}.md"
         paths["markdown"].write_text(markdown)
     return summary, markdown, paths
+
+
+def _per_cell(protocols, results: dict[str, RunResult]) -> dict[tuple[str, str], np.ndarray]:
+    """(method, dataset) -> per-cell AUCs of the finished cells."""
+    out = {}
+    for p in protocols:
+        for entry in p.datasets:
+            ref = entry.reference_name or entry.name
+            out[(p.reference_method, ref)] = _values(results[p.name], entry.name, "auc")
+    return out
+
+
+def _paper_rows(table_id: str) -> list[dict]:
+    return [r for r in _rows(str(reference_dir())) if r["table_id"] == table_id]
+
+
+def best_counts(protocols, results, exclude_best: str | None = None) -> dict[str, int]:
+    """Datasets where each method has the highest mean AUC (rounded to 3 decimals, ties
+    credited to every tied method), over the datasets every method ran; with
+    ``exclude_best``, only the datasets where that method is not among the best."""
+    cells_ = _per_cell(protocols, results)
+    methods = [p.reference_method for p in protocols]
+    datasets = {d for _, d in cells_}
+    counts = dict.fromkeys(methods, 0)
+    for d in sorted(datasets):
+        means = {m: cells_.get((m, d), np.array([])) for m in methods}
+        if any(v.size == 0 for v in means.values()):
+            continue
+        rounded = {m: round(float(v.mean()), 3) for m, v in means.items()}
+        top = max(rounded.values())
+        best = [m for m, v in rounded.items() if v == top]
+        if exclude_best is not None and exclude_best in best:
+            continue
+        for m in best:
+            counts[m] += 1
+    return counts
+
+
+def win_loss_tie(protocols, results, focal: str) -> dict[str, dict[str, int]]:
+    """Per other method: datasets where ``focal`` is significantly better (win), worse
+    (loss) or neither (tie) by Welch's t-test at 95% over the per-cell AUCs; a dataset
+    with fewer than two cells on either side is ``untested``."""
+    from scipy import stats
+
+    cells_ = _per_cell(protocols, results)
+    out = {}
+    for p in protocols:
+        other = p.reference_method
+        if other == focal:
+            continue
+        tally = {"wins": 0, "losses": 0, "ties": 0, "untested": 0}
+        for (m, d), mine in cells_.items():
+            if m != focal or (other, d) not in cells_:
+                continue
+            theirs = cells_[(other, d)]
+            if mine.size < 2 or theirs.size < 2:
+                tally["untested"] += 1
+                continue
+            pval = stats.ttest_ind(mine, theirs, equal_var=False).pvalue
+            if np.isfinite(pval) and pval < 0.05:
+                tally["wins" if mine.mean() > theirs.mean() else "losses"] += 1
+            else:
+                tally["ties"] += 1
+        out[other] = tally
+    return out
+
+
+def summary_table_markdown(table_id: str, kind: str, arg: str | None, protocols,
+                           results: dict[str, RunResult], quick: bool) -> str:
+    """Report of a summary table computed from its base table's runs, beside the paper."""
+    caption = _captions().get(table_id, "")
+    lines = [f"# {table_id}: {caption}".rstrip(": "), ""]
+    if quick:
+        lines += [QUICK_NOTE, ""]
+    base = protocols[0].table_id
+    paper = _paper_rows(table_id)
+    if kind == "wlt":
+        lines += [f"Computed from the runs of {base}: {arg} against each method, Welch's "
+                  "t-test at 95% over the per-cell AUCs of each dataset.", "",
+                  "| comparison | ours (win / loss / tie, untested) | paper (win / loss / tie) |",
+                  "|---|---|---|"]
+        for other, t in win_loss_tie(protocols, results, arg).items():
+            name = f"{arg} vs {other}"
+            ref = {r["metric"]: r["value"] for r in paper if r["method"] == name}
+            theirs = " / ".join(ref.get(f"ttest95_{k}", "?") for k in ("wins", "losses", "ties"))
+            lines.append(f"| {name} | {t['wins']} / {t['losses']} / {t['ties']}, "
+                         f"{t['untested']} | {theirs} |")
+    else:
+        counts = best_counts(protocols, results, arg)
+        where = f" where {arg} is not the best" if arg else ""
+        lines += [f"Computed from the runs of {base}: datasets{where} on which each method "
+                  "has the highest test AUC (rounded to 3 decimals; ties credited to each).",
+                  "", "| method | ours | paper |", "|---|---|---|"]
+        for m, n in counts.items():
+            ref = [r["value"] for r in paper
+                   if r["method"] == m and r["metric"] == "n_datasets_highest_auc"]
+            lines.append(f"| {m} | {n} | {ref[0] if ref else 'n/a'} |")
+    lines += ["", f"Datasets and methods not run: see {base}.md."]
+    return "\n".join(lines) + "\n"
