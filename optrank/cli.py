@@ -266,9 +266,10 @@ def cmd_report(args) -> int:
 
 
 def _write_summary_table(output: Path, table_id: str, reg, ps, results, quick: bool) -> Path:
-    from optrank.experiments._tables import summary_table_markdown
+    from optrank.experiments._tables import summary_table_markdown, write_table_report
 
-    _, kind, arg = reg.SUMMARY_TABLES[table_id]
+    base, kind, arg = reg.SUMMARY_TABLES[table_id]
+    write_table_report(base, ps, results, output, list(reg.PROTOCOLS.values()), quick)
     markdown = summary_table_markdown(table_id, kind, arg, ps, results, quick)
     path = Path(output) / f"{table_id}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
