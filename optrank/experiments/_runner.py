@@ -379,20 +379,11 @@ def run_protocols(
     store = _cache_store(cache, out)
     tasks = [_Task(p, c) for p in protocols for c in cells(p)]
     keys = [cell_key(t.protocol, t.cell) for t in tasks]
-    first = {}
+    first = {}  # each distinct cell once, at its first task
     for i, key in enumerate(keys):
         first.setdefault(key, i)
-    measured: dict[str, dict] = {}
-    scores: dict[str, dict] = {}
-    cached = set()
-    for key in first:
-        hit = store.get(key) if store else None
-        if hit is not None:
-            measured[key] = hit
-            cached.add(key)
-            s = store.scores(key)
-            if s is not None:
-                scores[key] = s
+    measured, scores = _from_cache(store, first)
+    cached = set(measured)
     todo_keys = [k for k in first if k not in measured]
     todo = [tasks[first[k]] for k in todo_keys]
     for key, result in _execute(
@@ -407,6 +398,19 @@ def run_protocols(
         if store and not result["error"]:
             store.put(key, result, s)
     return {p.name: _result(p, tasks, keys, measured, scores, cached, out) for p in protocols}
+
+
+def _from_cache(store: CellCache | None, keys) -> tuple[dict, dict]:
+    """(measures, scores) of the cached cells among ``keys``."""
+    measured, scores = {}, {}
+    for key in keys if store else ():
+        hit = store.get(key)
+        if hit is not None:
+            measured[key] = hit
+            s = store.scores(key)
+            if s is not None:
+                scores[key] = s
+    return measured, scores
 
 
 def _cache_store(cache, out: Path | None) -> CellCache | None:
