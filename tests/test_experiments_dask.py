@@ -232,3 +232,28 @@ def test_gridsearchcv_under_joblib_dask_backend(client):
         sequential.cv_results_["mean_test_score"],
         atol=1e-12,
     )
+
+
+def test_a_dead_worker_is_an_error_row_and_a_rerun_completes(tmp_path):
+    """The estimator "os:_exit" kills its worker process: its cells become KilledWorker
+    rows; a good cell that was on the dying worker may fail with it, and the rerun
+    finishes exactly those from the cache's point of view (finished cells are kept)."""
+    import dask
+
+    good = _protocol(repetitions=1)
+    deadly = _protocol(
+        name="deadly",
+        estimator="os:_exit",
+        params={"status": 3},
+        grid={},
+        cv_folds=0,
+        repetitions=1,
+    )
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        first = run_protocols([good, deadly], output_dir=tmp_path, scheduler="local", workers=2)
+    errors = [r["error"] for r in first[deadly.name].rows]
+    assert len(errors) == 2 and all(e.startswith("KilledWorker") for e in errors)
+    good_errors = [r["error"] for r in first[good.name].rows]
+    assert all(e == "" or e.startswith("KilledWorker") for e in good_errors)
+    again = run_protocol(good, output_dir=tmp_path)
+    assert again.stats["cached"] == good_errors.count("") and again.stats["failed"] == 0
