@@ -423,6 +423,8 @@ def _cache_store(cache, out: Path | None) -> CellCache | None:
 
 def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid):
     """Yield (key, measures or exception) for every task, as they finish."""
+    if not tasks:  # everything cached: no cluster to start
+        return
     n_points = sum(len(_grid(t.protocol)) for t in tasks if _searches(t.protocol))
     bar = _bar(len(tasks) + (n_points if fan_grid else 0), progress)
     try:
