@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import inspect
 import itertools
 import json
 import logging
@@ -252,11 +253,38 @@ def evaluate_cell(protocol: Protocol, cell: Cell, params: dict | None = None) ->
         out["n_features"] = _n_features(model)
         out["history"] = history_json(model)
         if cell.repetition == 0 and cell.fold == 0:
-            out["scores"] = {"y": np.asarray(y_test, dtype=np.int8), "scores": scores}
+            out["scores"] = {"y": np.asarray(y_test, dtype=np.int8), "scores": scores,
+                             **_kernel_weights(model)}
+            curve = _epoch_curve(protocol, params, X_train, y_train, X_test, y_test)
+            if curve:
+                out["history"] = json.dumps(curve)
     except Exception as exc:  # a failed cell is data; the others go on
         logger.warning("cell %s of %s failed: %s", cell, protocol.name, exc)
         out["error"] = f"{type(exc).__name__}: {exc}"
     return out
+
+
+def _kernel_weights(model) -> dict:
+    """A multiple-kernel model's kernel weights and kernel names (for the report)."""
+    weights = getattr(model, "kernel_weights_", None)
+    if weights is None:
+        return {}
+    out = {"kernel_weights": np.asarray(weights, dtype=float)}
+    pool = getattr(model, "_pool", None)
+    if callable(pool):
+        out["kernel_names"] = np.asarray(pool().names())
+    return out
+
+
+def _epoch_curve(protocol: Protocol, params: dict, X_train, y_train, X_test, y_test) -> list:
+    """Test AUC after every epoch, for estimators whose ``fit`` takes a monitoring set
+    (``X_val``, ``y_val``): a second fit with the same parameters and seed, so the timed
+    fit is not slowed by the monitoring. Only for repetition 0, fold 0 (the plotted run)."""
+    model = _build(protocol, params)
+    if "X_val" not in inspect.signature(model.fit).parameters:
+        return []
+    model.fit(X_train, y_train, X_val=X_test, y_val=y_test)
+    return [float(v) for v in getattr(model, "history_", [])]
 
 
 def _label(protocol: Protocol, cell: Cell) -> dict:
