@@ -49,3 +49,13 @@ def _cell(protocol):
     from optrank.experiments import cells
 
     return cells(protocol)[0]
+
+
+def test_cg_history_carries_the_test_auc_of_each_iteration(tmp_path):
+    protocol = _protocol(estimator="SmoothRankingCG",
+                         params={"C": 1e-3, "max_prototypes": 4, "random_state": 0})
+    row = run_protocol(protocol, tmp_path).rows[0]
+    assert not row["error"]
+    history = json.loads(row["history"])
+    assert 1 <= len(history) <= 4
+    assert history[-1]["val_auc"] == row["auc"]  # the last iteration is the final model
