@@ -241,7 +241,7 @@ def test_report_embeds_one_image_per_plot_and_the_tables(tmp_path, rng):
         "iteration_keel-toy.png",
         "kernel_weights_p-as_keel-toy.png",
         "roc_keel-toy.png",
-        "train_time.png",
+        "train_time_T1.png",
     ]
     page = report.html_path.read_text()
     images = _images(page)
@@ -258,7 +258,7 @@ def test_report_without_scores_dir_skips_roc_and_kernel_weights(tmp_path, rng):
     d = _results_dir(tmp_path, rng, with_scores=False)
     out = tmp_path / "elsewhere" / "r.html"
     report = build_report(d, out)
-    assert report.html_path == out and (out.parent / "figures" / "train_time.png").exists()
+    assert report.html_path == out and (out.parent / "figures" / "train_time_T1.png").exists()
     assert len(_images(out.read_text())) == len(report.png_paths) == 4
     assert any(s.startswith("ROC curves") for s in report.skipped)
     assert any(s.startswith("kernel weights") for s in report.skipped)
@@ -339,7 +339,7 @@ def test_report_tolerates_bad_pieces(tmp_path, rng):
         "epochs_ds.png",
         "kernel_weights_p2_ds.png",
         "roc_ds.png",
-        "train_time.png",
+        "train_time_T.png",
     ]
     assert any(s.startswith("ROC of p2 on ds: need two classes") for s in report.skipped)
     page = report.html_path.read_text()

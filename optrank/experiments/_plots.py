@@ -238,17 +238,20 @@ def history_figures(res: Results) -> list[ReportFigure]:
 
 
 def train_time_figures(res: Results) -> list[ReportFigure]:
-    if not plotting.median_train_times(res.rows):
+    """One bar chart per table (rows grouped by ``table_id``, else by protocol): a
+    single chart over every table's datasets and methods would be unreadable."""
+    groups: dict[str, list] = defaultdict(list)
+    for row in res.rows:
+        groups[row.get("table_id") or row.get("protocol") or "results"].append(row)
+    figs = []
+    for table, rows in sorted(groups.items()):
+        if plotting.median_train_times(rows):
+            figs += _make(res, f"train_time_{safe_name(table)}", "train_time",
+                          f"Training time per method and dataset ({table})",
+                          plotting.plot_train_time, rows)
+    if not figs:
         _skip(res, "training time: no row has a positive train_time_s")
-        return []
-    return _make(
-        res,
-        "train_time",
-        "train_time",
-        "Training time per method and dataset",
-        plotting.plot_train_time,
-        res.rows,
-    )
+    return figs
 
 
 def _kernel_sources(res: Results):
