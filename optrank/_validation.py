@@ -33,7 +33,9 @@ def binary_labels(y, pos_label=None) -> np.ndarray:
     values = np.unique(y)
     if pos_label is not None:
         if pos_label not in values:
-            raise ValueError(f"pos_label={pos_label!r} not among the labels found: {values.tolist()}")
+            raise ValueError(
+                f"pos_label={pos_label!r} not among the labels found: {values.tolist()}"
+            )
         if values.size > 2:
             raise ValueError(
                 f"y must hold two distinct values, found {values.size}: {values[:10].tolist()}"

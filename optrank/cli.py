@@ -5,7 +5,7 @@
     optrank datasets [--data-dir DIR]
     optrank reproduce TABLE_ID|PROTOCOL|list [--all] [--quick] [--output DIR]
                       [--scheduler ADDRESS | --local | --sequential] [--workers N] [--no-cache]
-    optrank report RESULTS_DIR [--output report.html]
+    optrank report RESULTS_DIR [--output report.html] [--markdown PAGE.md]
     optrank bench [CASE ...] [--list] [--quick] [--repeats N] [--output DIR]
 """
 
@@ -92,6 +92,9 @@ def _report_parser(sub) -> None:
     rep.add_argument("--output", type=Path, default=None,
                      help="HTML file (default: RESULTS_DIR/report.html); PNGs go to figures/ "
                      "beside it")
+    rep.add_argument("--markdown", type=Path, default=None,
+                     help="also write one markdown page of every table report (docs' results)")
+    rep.add_argument("--preamble", default="", help="text under the markdown page's title")
     rep.set_defaults(func=cmd_report)
 
 
@@ -178,7 +181,8 @@ def cmd_evaluate(args) -> int:
     _, _, X_test, y_test = prepare_data(cfg)
     model = RankSVM.load(args.model)
     scores = model.decision_function(X_test)
-    print(f"dataset    {cfg.data.name}: {X_test.shape[0]} test rows (same split and scaling as fit)")
+    print(f"dataset    {cfg.data.name}: {X_test.shape[0]} test rows "
+          "(same split and scaling as fit)")
     print(f"test AUC   {auc(y_test, scores):.4f}   accuracy at OPTROC "
           f"{accuracy_at_optroc(y_test, scores):.4f}")
     return 0
@@ -262,6 +266,11 @@ def cmd_report(args) -> int:
     for reason in report.skipped:
         print(f"skipped    {reason}")
     print(f"report     {report.html_path}")
+    if args.markdown is not None:
+        from optrank.experiments._results_page import results_page
+
+        args.markdown.write_text(results_page(args.results_dir, preamble=args.preamble))
+        print(f"markdown   {args.markdown}")
     return 0
 
 

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("JAX_ENABLE_X64", "1")
-os.environ.setdefault("OPTRANK_DATA", str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+os.environ.setdefault(
+    "OPTRANK_DATA", str(Path(__file__).resolve().parents[1].parent / "shared" / "data")
+)
 
 try:  # jax is a runtime dependency; configure it before any test imports it
     import jax
