@@ -20,22 +20,8 @@ import numpy as np
 import optrank
 from optrank.experiments._html import build_report
 from optrank.experiments._plots import safe_name
+from optrank.experiments._runner import CSV_FIELDS as FIELDS
 from optrank.metrics import accuracy_at_optroc, auc
-
-FIELDS = [
-    "protocol",
-    "table_id",
-    "dataset",
-    "method",
-    "repetition",
-    "fold",
-    "params",
-    "auc",
-    "accuracy_at_optroc",
-    "train_time_s",
-    "error",
-    "history",
-]
 
 # method -> (estimator, fit with a validation set?)
 METHODS = {

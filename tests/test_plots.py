@@ -15,21 +15,8 @@ matplotlib.use("Agg")
 from optrank import plotting  # noqa: E402
 from optrank.cli import main  # noqa: E402
 from optrank.experiments._html import build_report, markdown_to_html  # noqa: E402
+from optrank.experiments._runner import CSV_FIELDS as FIELDS  # noqa: E402
 
-FIELDS = [
-    "protocol",
-    "table_id",
-    "dataset",
-    "method",
-    "repetition",
-    "fold",
-    "params",
-    "auc",
-    "accuracy_at_optroc",
-    "train_time_s",
-    "error",
-    "history",
-]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 IMG = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
 
