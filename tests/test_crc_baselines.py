@@ -66,3 +66,19 @@ def test_baselines_rank_well_and_default_lambda(heart):
     crr = CRR(n_iter=20000, random_state=0).fit(X, y)
     assert crr.lam_ == pytest.approx(1 / (0.1 * 8000))
     assert crr.score(X, y) > 0.85 and WSVM(random_state=0).fit(X, y).score(X, y) > 0.85
+
+
+def test_eranksvm_is_prsvmplus_with_the_total_cost_spread_over_the_pairs(heart):
+    from optrank import PRSVMPlus
+    from optrank.estimators._crc_baselines import ERankSVM
+
+    X, y = heart
+    n_pairs = int(np.sum(y == 1)) * int(np.sum(y != 1))
+    m = ERankSVM(C_total=800.0, tol=1e-8).fit(X, y)
+    ref = PRSVMPlus(C=800.0 / n_pairs, tol=1e-8).fit(X, y)
+    assert m.n_pairs_ == n_pairs and m.pair_C_ == pytest.approx(800.0 / n_pairs, rel=1e-15)
+    np.testing.assert_allclose(m.coef_, ref.coef_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(m.decision_function(X), X @ ref.coef_, rtol=0, atol=1e-9)
+    # labels {0, 1} give the same model as {-1, +1}
+    m01 = ERankSVM(C_total=800.0, tol=1e-8).fit(X, (y == 1).astype(int))
+    np.testing.assert_allclose(m01.coef_, m.coef_, rtol=0, atol=1e-12)
