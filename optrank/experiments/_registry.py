@@ -86,6 +86,7 @@ _DERIVED = (
     + _derived(table_c1.PROTOCOLS, "004-TC.2", "n_features_abs_coef_ge_0.001")
     + _derived(table_crc.PROTOCOLS, "002-T5", "cpu_time_s")
     + table_crc.TABLE5_EXTRA
+    + table_crc.TABLE6
 )
 
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (L1_KEEL_SMALL, *_BASE, *_DERIVED)}
@@ -108,8 +109,6 @@ NOT_RUNNABLE: dict[str, str] = {
     "are not in shared/data",
     "002-T3": "difference table (AUC with minus without bias correction): needs a second "
     "ASRankSVM run without bias correction; 11 of its 15 data sets are not in shared/data",
-    "002-T6": "categorical optimal-gamma table: produced by the gamma study of "
-    "examples/reproduce_crc_tables.py (Table 6), not a per-cell metric",
 }
 
 
@@ -118,10 +117,17 @@ SUMMARY_TABLES: dict[str, tuple[str, str, str | None]] = {
     "003-T3-summary": ("003-T3", "wlt", "OB2RMK"),
     "004-T1": ("004-TC.1", "best", None),
     "004-T2": ("004-TC.1", "best", "Ranking-CG Prototype"),
+    "002-T6": ("002-T6", "gamma", None),
 }
 """Summary tables computed from a base table's runs: table id -> (base table, kind, arg).
 ``wlt``: win/loss/tie of ``arg`` against each method; ``best``: datasets where each
-method has the highest AUC (excluding those where ``arg`` is best)."""
+method has the highest AUC (excluding those where ``arg`` is best); ``gamma``: per
+dataset and strategy, the gamma settings not significantly below the best (Table 6; its
+own runs are the base).
+
+``_QUICK_ONLY``: the protocols a table's quick run keeps (Table 6: 3 gammas)."""
+
+_QUICK_ONLY: dict[str, frozenset[str]] = {"002-T6": frozenset(table_crc.TABLE6_QUICK)}
 
 
 def register_protocol(protocol: Protocol) -> Protocol:
@@ -143,11 +149,13 @@ def get_protocol(name: str, quick: bool = False) -> Protocol:
 def protocols_for_table(table_id: str, quick: bool = False) -> list[Protocol]:
     """Every registered protocol (one per method) reproducing ``table_id`` (for a summary
     table: its base table's protocols)."""
-    if table_id in SUMMARY_TABLES:
+    if table_id in SUMMARY_TABLES and SUMMARY_TABLES[table_id][0] != table_id:
         return protocols_for_table(SUMMARY_TABLES[table_id][0], quick)
     found = [
         p for name, p in PROTOCOLS.items() if p.table_id == table_id and name not in _NOT_IN_TABLES
     ]
+    if quick and table_id in _QUICK_ONLY:
+        found = [p for p in found if p.name in _QUICK_ONLY[table_id]]
     return [p.quick() for p in found] if quick else found
 
 

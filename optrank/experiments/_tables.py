@@ -334,6 +334,80 @@ def win_loss_tie(protocols, results, focal: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def _gamma_label(gamma, threshold) -> str:
+    name = gamma if isinstance(gamma, str) else f"{float(gamma):g}"
+    return f"{name}-th" if threshold else name
+
+
+def best_settings(per_setting: dict[str, np.ndarray]) -> tuple[str, list[str]]:
+    """(best, settings) for one dataset and strategy of Table 6: ``best`` has the highest
+    mean AUC; ``settings`` (in the given order, ``best`` included) are those whose
+    per-cell AUCs are not significantly below ``best``'s by a one-sided Welch t-test at
+    95% (``alternative="less"``); with fewer than two cells on a side, a lower mean
+    counts as below. Settings without cells are skipped."""
+    from scipy import stats
+
+    values = {k: np.asarray(v, dtype=float) for k, v in per_setting.items() if len(v)}
+    if not values:
+        return "", []
+    best = max(values, key=lambda k: values[k].mean())
+    top = values[best]
+    out = []
+    for k, v in values.items():
+        if k != best:
+            if v.size < 2 or top.size < 2:
+                if v.mean() < top.mean():
+                    continue
+            elif stats.ttest_ind(v, top, equal_var=False, alternative="less").pvalue < 0.05:
+                continue
+        out.append(k)
+    return best, out
+
+
+def gamma_study(protocols, results) -> dict[tuple[str, str], dict[str, np.ndarray]]:
+    """(dataset, strategy) -> {setting label: per-cell AUCs}, settings in protocol order
+    (the protocols' ``params`` give strategy, gamma and threshold)."""
+    out: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+    for p in protocols:
+        label = _gamma_label(p.params.get("gamma", 1.0), p.params.get("threshold", False))
+        for entry in p.datasets:
+            key = (entry.reference_name or entry.name, p.params["strategy"])
+            out.setdefault(key, {})[label] = _values(results[p.name], entry.name, "auc")
+    return out
+
+
+def _gamma_markdown(table_id: str, protocols, results) -> list[str]:
+    study = gamma_study(protocols, results)
+    paper = {(r["dataset"], r["method"].removeprefix("ASCRC ")): r["value"]
+             for r in _paper_rows(table_id) if r["metric"] == "optimal_gamma"}
+    cells_ = sorted({v.size for d in study.values() for v in d.values()})
+    lines = [f"Per data set and soft strategy: the gamma settings (\"-th\": CRC-threshold) "
+             "whose per-cell AUCs are not significantly below the best setting's "
+             "(one-sided Welch t-test at 95%), the best first; cells per setting: "
+             f"{', '.join(map(str, cells_))}.", "",
+             "| dataset | strategy | ours: best settings | best mean AUC | paper | common |",
+             "|---|---|---|---|---|---|"]
+    for (dataset, strategy), per in study.items():
+        best, keep = best_settings(per)
+        ref = paper.get((dataset, strategy))
+        ref_set = ref.split(";") if ref else []
+        ordered = [best] + [k for k in keep if k != best] if best else []
+        common = [k for k in ordered if k in ref_set]
+        mean = f"{per[best].mean():.4f}" if best else "n/a"
+        lines.append(f"| {dataset} | {strategy} | {', '.join(ordered) or 'n/a'} | {mean} | "
+                     f"{', '.join(ref_set) or 'n/a'} | {', '.join(common) or '-'} |")
+    keys = list(study)
+    lines += ["", "Mean AUC of each setting (over its cells):", "",
+              "| setting | " + " | ".join(f"{d} {s}" for d, s in keys) + " |",
+              "|---|" + "---|" * len(keys)]
+    labels = list(dict.fromkeys(k for per in study.values() for k in per))
+    for label in labels:
+        vals = [study[k].get(label, np.array([])) for k in keys]
+        lines.append(f"| {label} | " + " | ".join(
+            f"{v.mean():.4f}" if v.size else "n/a" for v in vals) + " |")
+    return lines
+
+
 def summary_table_markdown(table_id: str, kind: str, arg: str | None, protocols,
                            results: dict[str, RunResult], quick: bool) -> str:
     """Report of a summary table computed from its base table's runs, beside the paper."""
@@ -343,6 +417,10 @@ def summary_table_markdown(table_id: str, kind: str, arg: str | None, protocols,
         lines += [QUICK_NOTE, ""]
     base = protocols[0].table_id
     paper = _paper_rows(table_id)
+    if kind == "gamma":
+        lines += _gamma_markdown(table_id, protocols, results)
+        lines += ["", "Per-cell rows: " + f"{base}.csv."]
+        return "\n".join(lines) + "\n"
     if kind == "wlt":
         lines += [f"Computed from the runs of {base}: {arg} against each method, Welch's "
                   "t-test at 95% over the per-cell AUCs of each dataset.", "",
