@@ -37,7 +37,7 @@ def make(case: str, seed: int):
         return optrank.WSVM(**P.BASELINE_PARAMS["WSVM"], random_state=seed)
     if case == "CRR":
         return optrank.CRR(**P.BASELINE_PARAMS["CRR"], random_state=seed)
-    return optrank.ActiveSamplingRankSVM(case, **P.AS_PARAMS, track_history=False,
+    return optrank.ActiveSamplingRankSVM(case, **P.AS_PARAMS,  # track_history off
                                          random_state=seed)
 
 

@@ -51,7 +51,7 @@ def baselines(Xtr, ytr, Xte, yte, names) -> dict[str, float]:
 
 def active(Xtr, ytr, Xte, yte, pools, **params) -> np.ndarray:
     return np.array([
-        optrank.ASCRC(**{**P.AS_PARAMS, **params}, track_history=False, random_state=seed)
+        optrank.ASCRC(**{**P.AS_PARAMS, **params}, random_state=seed)
         .fit(Xtr, ytr).score(Xte, yte) for seed in pools])
 
 
