@@ -29,6 +29,7 @@ _LAZY = {
     "ASCRC": "optrank.estimators._active_sampling",
     "WSVM": "optrank.estimators._crc_baselines",
     "CRR": "optrank.estimators._crc_baselines",
+    "ERankSVM": "optrank.estimators._crc_baselines",
     "CBR": "optrank.estimators._online",
     "FourierCBR": "optrank.estimators._online",
     "OAM": "optrank.estimators._online",
