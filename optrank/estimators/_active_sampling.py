@@ -59,8 +59,8 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
     max_epochs : int
         Cap on DCD epochs per round.
     track_history : bool
-        Record the AUC after every round (training AUC, or validation AUC when
-        ``X_val, y_val`` are given to ``fit``); costs one scoring pass per round.
+        Record the training AUC after every round (one scoring pass per round). A
+        validation set given to ``fit`` (``X_val, y_val``) is always scored instead.
     random_state : int or None
         Seed of the initial pool, the sampler and the DCD permutations.
     pos_label : label or None
@@ -132,7 +132,8 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         cands = Candidates.from_labels(y, self._gamma(y))
         budget = self._effective_budget(cands)
-        run = _Run(X, y, cands, budget, self, rng, self._eval_set(X, y, X_val, y_val))
+        run = _Run(X, y, cands, budget, self, rng, self._eval_set(X, y, X_val, y_val),
+                   track=self.track_history or X_val is not None)
         run.execute()
         self._set_fitted(run)
         return self
@@ -148,8 +149,9 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
 
         from optrank.plotting import draw_budget_curve
 
-        if not self.track_history:
-            raise ValueError("fit with track_history=True to record the AUC curve")
+        if np.all(np.isnan(self.history_["auc"])):
+            raise ValueError("fit with track_history=True (or a validation set) to record "
+                             "the AUC curve")
         fig, ax = plt.subplots() if ax is None else (ax.figure, ax)
         draw_budget_curve(ax, self.history_["n_pairs"], self.history_["auc"],
                           label=label or self.strategy)
@@ -241,9 +243,10 @@ class ASCRC(ActiveSamplingRankSVM):
 class _Run:
     """The state of one active-sampling fit: the pool (fixed capacity) and the SVM."""
 
-    def __init__(self, X, y, cands, budget, est, rng, eval_set):
+    def __init__(self, X, y, cands, budget, est, rng, eval_set, track: bool):
         self.X, self.y, self.cands, self.budget, self.est, self.rng = X, y, cands, budget, est, rng
         self.eval_X, self.eval_y = eval_set
+        self.track = track
         self.d = d = X.shape[1] + int(est.threshold)
         rows, cols = padded_shape(budget, d)  # the solver's shape: no copy per round
         self.Z = np.zeros((rows, cols))
@@ -303,7 +306,7 @@ class _Run:
         h["n_candidates"].append(draw.n_candidates)
         h["dcd_epochs"].append(epochs)
         h["time"].append(time.process_time() - self.t0)
-        h["auc"].append(self._auc() if self.est.track_history else np.nan)
+        h["auc"].append(self._auc() if self.track else np.nan)
 
     def _auc(self) -> float:
         w, theta = split_threshold(self.w, self.est.threshold)

@@ -286,8 +286,6 @@ def _monitored_history(protocol: Protocol, params: dict, X_train, y_train, X_tes
     model = _build(protocol, params)
     if "X_val" not in inspect.signature(model.fit).parameters:
         return ""
-    if "track_history" in model.get_params():  # off in the timed fit, on for the curve
-        model.set_params(track_history=True)
     model.fit(X_train, y_train, X_val=X_test, y_val=y_test)
     return history_json(model)
 
