@@ -25,8 +25,8 @@ def _dense(X) -> np.ndarray:
 class _WeightsPlotMixin:
     def plot_weights(self, title=None):
         """Kernel weights and sample weights as in the paper's Fig. 1; returns the Figure."""
-        names = self._pool().names()
-        return plot_weights(self.kernel_weights_, self.sample_weights_, names, title)
+        return plot_weights(self.kernel_weights_, self.sample_weights_, self.kernel_names_,
+                            title)
 
     def _pool(self) -> KernelPool:
         return KernelPool(tuple(self.gaussian_widths), tuple(self.poly_degrees))
@@ -42,6 +42,7 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
     Attributes
     ----------
     kernel_weights_ : ndarray (P,)   posterior mean of the kernel weights ``e``
+    kernel_names_ : list of str (P,) the kernels of the pool, in ``kernel_weights_`` order
     sample_weights_ : ndarray (n,)   posterior mean of the sample weights ``a``
     support_vectors_ : ndarray (n, d) training rows (the basis of the expansion)
     intercept_ : float               posterior mean of ``b``
@@ -102,7 +103,7 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         state = self.result_.state
         self.support_vectors_, self.support_labels_ = X, y
         self.sample_weights_ = state.a.mean
-        self.kernel_weights_ = state.be.mean[1:]
+        self.kernel_weights_, self.kernel_names_ = state.be.mean[1:], pool.names()
         self.intercept_ = float(state.be.mean[0])
         self.elbo_ = list(self.result_.elbo)
         self.n_iter_ = len(self.elbo_)
@@ -218,6 +219,7 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         m = self.model_
         self.support_vectors_, self.support_labels_ = m.X, m.y
         self.sample_weights_, self.kernel_weights_ = m.a_mean, m.be_mean[1:]
+        self.kernel_names_ = pool.names()
         self.intercept_ = float(m.be_mean[0])
 
     def decision_function(self, X):

@@ -270,9 +270,9 @@ def _kernel_weights(model) -> dict:
     if weights is None:
         return {}
     out = {"kernel_weights": np.asarray(weights, dtype=float)}
-    pool = getattr(model, "_pool", None)
-    if callable(pool):
-        out["kernel_names"] = np.asarray(pool().names())
+    names = getattr(model, "kernel_names_", None)
+    if names is not None:
+        out["kernel_names"] = np.asarray(names)
     return out
 
 
