@@ -65,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--all", action="store_true", help="every table with a runnable row")
     rp.add_argument("--quick", action="store_true", help="reduced protocol for a fast check")
     rp.add_argument("--output", type=Path, default=Path("results"), help="output directory")
+    rp.add_argument("--datasets", help="comma-separated dataset names: run only these "
+                    "(each protocol keeps those it has; the cells are the full protocol's)")
     where = rp.add_mutually_exclusive_group()
     where.add_argument("--scheduler", help="address of a running Dask scheduler")
     where.add_argument("--local", action="store_true",
@@ -217,7 +219,11 @@ def cmd_reproduce(args) -> int:
     if not args.all and not args.protocol:
         raise ValueError("give a table id or protocol name, 'list', or --all")
     targets = reg.list_tables() if args.all else [args.protocol]
-    resolved = [reg.resolve(t, quick=args.quick) for t in targets]
+    if args.datasets:
+        resolved = _only_datasets([reg.resolve(t) for t in targets],
+                                  args.datasets.split(","), args.quick)
+    else:
+        resolved = [reg.resolve(t, quick=args.quick) for t in targets]
     protocols = list({p.name: p for _, ps in resolved for p in ps}.values())
     runner = load_config(args.config).runner if args.config else Config().runner
     scheduler = args.scheduler or ("local" if args.local else runner.scheduler)
@@ -272,6 +278,24 @@ def cmd_report(args) -> int:
         args.markdown.write_text(results_page(args.results_dir, preamble=args.preamble))
         print(f"markdown   {args.markdown}")
     return 0
+
+
+def _only_datasets(resolved, names: list[str], quick: bool):
+    """Keep the named datasets in every (full) protocol, dropping protocols that have none
+    of them; with ``quick``, reduce each kept protocol on those datasets."""
+    from dataclasses import replace
+
+    wanted = {n.strip() for n in names if n.strip()}
+    kept = []
+    for table_id, ps in resolved:
+        ps = [p.only(wanted) for p in ps if wanted & {e.name for e in p.datasets}]
+        if quick:
+            ps = [replace(p, quick_datasets=()).quick(n_datasets=len(p.datasets)) for p in ps]
+        if ps:
+            kept.append((table_id, ps))
+    if not kept:
+        raise ValueError(f"no protocol of the selection has any of the datasets {sorted(wanted)}")
+    return kept
 
 
 def _write_summary_table(output: Path, table_id: str, reg, ps, results, quick: bool) -> Path:

@@ -200,3 +200,29 @@ def test_summary_tables_from_base_runs():
         "B": {"wins": 1, "losses": 1, "ties": 1, "untested": 1}}
     assert reg.SUMMARY_TABLES["004-T1"] == ("004-TC.1", "best", None)
     assert reg.protocols_for_table("003-T3-summary") == reg.protocols_for_table("003-T3")
+
+
+def test_cli_datasets_selection_runs_the_full_protocols_cells(tmp_path, monkeypatch, capsys):
+    two = Protocol(
+        name="tiny-two",
+        table_id="999-TWO",
+        estimator="PRSVMPlus",
+        datasets=(DatasetEntry("heart"), DatasetEntry("australian")),
+        grid={"C": [1.0]},
+        split="kfold",
+        outer_folds=2,
+        reference_method="PRSVM+",
+    )
+    monkeypatch.setitem(reg.PROTOCOLS, two.name, two)
+    base = ["reproduce", "999-TWO", "--sequential", "--output", str(tmp_path)]
+    assert main([*base, "--datasets", "heart"]) == 0
+    assert "cells: 2 run, 0 from the cache, 0 failed" in capsys.readouterr().out
+    with open(tmp_path / "tiny-two.csv") as f:
+        assert {row["dataset"] for row in csv.DictReader(f)} == {"heart"}
+    # the whole protocol afterwards reuses heart's cells: a split run adds up to the whole
+    assert main(base) == 0
+    assert "cells: 2 run, 2 from the cache, 0 failed" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="none of the datasets"):
+        two.only(["sonar"])
+    assert main([*base, "--datasets", "sonar"]) == 2
+    assert "no protocol of the selection" in capsys.readouterr().err

@@ -94,6 +94,20 @@ class Protocol:
             params={**self.params, **self.quick_params},
         )
 
+    def only(self, names) -> Protocol:
+        """The same protocol on the named datasets alone (in the protocol's order).
+
+        The name is kept, so the cells (and their cache keys) are those of the full
+        protocol: a run split by dataset over several invocations adds up to the whole.
+        """
+        wanted = set(names)
+        unknown = wanted - {e.name for e in self.datasets}
+        kept = tuple(e for e in self.datasets if e.name in wanted)
+        if not kept:
+            raise ValueError(f"protocol {self.name!r} has none of the datasets "
+                             f"{sorted(unknown)}; it has {[e.name for e in self.datasets]}")
+        return replace(self, datasets=kept)
+
     def _quick_datasets(self, n: int) -> tuple[DatasetEntry, ...]:
         if not self.quick_datasets:
             return self.datasets[:n]

@@ -183,7 +183,7 @@ def not_run(table_id: str, protocols, all_protocols) -> list[tuple[str, str, str
         if row["method"] not in methods:
             reason = "method not implemented as a runner protocol"
         elif key in full_datasets:
-            reason = "left out of the quick protocol"
+            reason = "not in this run (reduced by --quick or --datasets)"
         elif row["dataset"] in anywhere:
             reason = "dataset left out of this method's protocol (see its module)"
         else:
