@@ -76,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--workers", type=int, help="LocalCluster workers (default: one per core)")
     rp.add_argument("--no-cache", action="store_true",
                     help="rerun every cell (default: reuse <output>/.cache)")
+    rp.add_argument("--cached-only", action="store_true",
+                    help="run nothing: report the cells already in the cache (e.g. a table "
+                    "computed in several --datasets runs); the report counts cells per dataset")
     rp.add_argument("--fan-grid", action="store_true",
                     help="also run each (cell, grid point) of the inner search as its own task")
     rp.add_argument("--config", help="TOML file whose [runner] section (scheduler, workers, "
@@ -233,9 +236,16 @@ def cmd_reproduce(args) -> int:
         import distributed  # noqa: F401  (sets its logger to INFO on import)
 
         logging.getLogger("distributed").setLevel(logging.WARNING)
+    if args.cached_only:
+        if cache is False:
+            raise ValueError("--cached-only reads the cache; it cannot go with --no-cache")
+        resolved = _only_cached(resolved, args.output / ".cache" if cache is True
+                                else Path(cache))
+        protocols = [p for _, ps in resolved for p in ps]
     results = run_protocols(protocols, output_dir=args.output, progress=True,
                             scheduler=scheduler, workers=args.workers or runner.workers,
-                            cache=cache, fan_grid=args.fan_grid)
+                            cache=cache, fan_grid=args.fan_grid,
+                            cached_only=args.cached_only)
     all_protocols = list(reg.PROTOCOLS.values())
     for table_id, ps in resolved:
         if table_id is None:
@@ -257,6 +267,9 @@ def cmd_reproduce(args) -> int:
     failed = sum(r.stats["failed"] for r in results.values())
     print(f"cells: {run} run, {cached} from the cache, {failed} failed (a cell shared by "
           "several tables counts once per table, and runs once)")
+    if args.cached_only:
+        missing = sum(r.stats["missing"] for r in results.values())
+        print(f"cells not computed yet (left out of the report): {missing}")
     if args.all:
         path = _write_index(args.output, reg, resolved, args.quick)
         print(f"wrote {path}")
@@ -295,6 +308,22 @@ def _only_datasets(resolved, names: list[str], quick: bool):
             kept.append((table_id, ps))
     if not kept:
         raise ValueError(f"no protocol of the selection has any of the datasets {sorted(wanted)}")
+    return kept
+
+
+def _only_cached(resolved, cache_dir: Path):
+    """Restrict every protocol to its datasets with a cached cell; drop the empty ones."""
+    from optrank.experiments._runner import cached_datasets
+
+    if not cache_dir.is_dir():
+        raise ValueError(f"--cached-only needs a cache; {cache_dir} is not a directory")
+    kept = []
+    for table_id, ps in resolved:
+        ps = [p.only(names) for p in ps if (names := cached_datasets(p, cache_dir))]
+        if ps:
+            kept.append((table_id, ps))
+    if not kept:
+        raise ValueError(f"no cell of the selection is in the cache {cache_dir}")
     return kept
 
 

@@ -113,7 +113,8 @@ def test_failing_cells_become_error_rows_and_others_finish(client, tmp_path):
     assert [r["error"] for r in results[good.name].rows] == ["", ""]
     errors = [r["error"] for r in results[bad.name].rows]
     assert len(errors) == 2 and all("no_such_parameter" in e for e in errors)
-    assert results[bad.name].stats == {"cells": 2, "cached": 0, "failed": 2, "run": 2}
+    expected = {"cells": 2, "missing": 0, "cached": 0, "failed": 2, "run": 2}
+    assert results[bad.name].stats == expected
     # failed cells are not cached: a rerun retries them and reuses the good ones
     again = run_protocols([good, bad], output_dir=tmp_path, client=client)
     assert again[good.name].stats["cached"] == 2 and again[bad.name].stats["cached"] == 0
@@ -142,7 +143,7 @@ def test_rerun_with_cache_runs_zero_cells(tmp_path):
     first = run_protocol(protocol, output_dir=tmp_path, map_fn=counting_map)
     second = run_protocol(protocol, output_dir=tmp_path, map_fn=counting_map)
     assert calls == [4]  # the rerun has no cell to run: the executor is not even called
-    assert second.stats == {"cells": 4, "cached": 4, "failed": 0, "run": 0}
+    assert second.stats == {"cells": 4, "missing": 0, "cached": 4, "failed": 0, "run": 0}
     assert second.rows == first.rows
     assert len(list((tmp_path / ".cache").glob("*.json"))) == 4
     fresh = run_protocol(protocol, output_dir=tmp_path, map_fn=counting_map, cache=False)

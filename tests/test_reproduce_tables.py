@@ -226,3 +226,30 @@ def test_cli_datasets_selection_runs_the_full_protocols_cells(tmp_path, monkeypa
         two.only(["sonar"])
     assert main([*base, "--datasets", "sonar"]) == 2
     assert "no protocol of the selection" in capsys.readouterr().err
+
+
+def test_cli_cached_only_reports_the_finished_cells_alone(tmp_path, monkeypatch, capsys):
+    two = Protocol(
+        name="tiny-cached",
+        table_id="999-CACHED",
+        estimator="PRSVMPlus",
+        datasets=(DatasetEntry("heart"), DatasetEntry("australian")),
+        grid={"C": [1.0]},
+        split="kfold",
+        outer_folds=2,
+        reference_method="PRSVM+",
+    )
+    monkeypatch.setitem(reg.PROTOCOLS, two.name, two)
+    base = ["reproduce", "999-CACHED", "--sequential", "--output", str(tmp_path)]
+    assert main([*base, "--cached-only"]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    assert main([*base, "--datasets", "australian"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--cached-only"]) == 0
+    out = capsys.readouterr().out
+    assert "cells: 0 run, 2 from the cache, 0 failed" in out
+    assert "cells not computed yet (left out of the report): 0" in out
+    with open(tmp_path / "tiny-cached.csv") as f:
+        assert {row["dataset"] for row in csv.DictReader(f)} == {"australian"}
+    assert main([*base, "--cached-only", "--no-cache"]) == 2
+    assert "cannot go with --no-cache" in capsys.readouterr().err

@@ -379,6 +379,7 @@ def run_protocols(
     cache: bool | str | Path = True,
     client=None,
     fan_grid: bool = False,
+    cached_only: bool = False,
 ) -> dict[str, RunResult]:
     """Run the cells of several protocols together (one pool of work), one result each.
 
@@ -405,6 +406,10 @@ def run_protocols(
         Also fan out the inner grid search: every (cell, grid point) scores its inner CV
         as its own task, then each cell refits its best point. Same results, more
         parallelism for protocols with few cells and large grids.
+    cached_only
+        Run nothing: report the cached cells alone (a cell not in the cache has no row;
+        the summary's ``cells`` count tells how many each dataset has). Restrict the
+        protocols first with :func:`cached_datasets` so no dataset is reported empty.
     """
     out = Path(output_dir) if output_dir is not None else None
     store = _cache_store(cache, out)
@@ -415,7 +420,7 @@ def run_protocols(
         first.setdefault(key, i)
     measured, scores = _from_cache(store, first)
     cached = set(measured)
-    todo_keys = [k for k in first if k not in measured]
+    todo_keys = [] if cached_only else [k for k in first if k not in measured]
     todo = [tasks[first[k]] for k in todo_keys]
     for key, result in _execute(
         todo_keys, todo, progress, map_fn, scheduler, workers, client, fan_grid
@@ -429,6 +434,16 @@ def run_protocols(
         if store and not result["error"]:
             store.put(key, result, s)
     return {p.name: _result(p, tasks, keys, measured, scores, cached, out) for p in protocols}
+
+
+def cached_datasets(protocol: Protocol, cache_dir: str | Path) -> list[str]:
+    """Names of the protocol's datasets with at least one finished cell in ``cache_dir``."""
+    store = CellCache(cache_dir)
+    return [
+        e.name for e in protocol.datasets
+        if any(store.get(cell_key(protocol, c)) is not None
+               for c in cells(protocol) if c.dataset == e)
+    ]
 
 
 def _from_cache(store: CellCache | None, keys) -> tuple[dict, dict]:
@@ -509,12 +524,14 @@ def _bar(total: int, enabled: bool):
 
 
 def _result(protocol, tasks, keys, measured, scores, cached, out) -> RunResult:
-    mine = [(t, k) for t, k in zip(tasks, keys, strict=True) if t.protocol is protocol]
+    mine = [(t, k) for t, k in zip(tasks, keys, strict=True)
+            if t.protocol is protocol and k in measured]
     rows = [{**_label(protocol, t.cell), **measured[k]} for t, k in mine]
     summary = summarise(protocol, rows)
     markdown = to_markdown(protocol, summary, rows)
     stats = {
         "cells": len(mine),
+        "missing": sum(t.protocol is protocol for t in tasks) - len(mine),
         "cached": sum(k in cached for _, k in mine),
         "failed": sum(bool(r["error"]) for r in rows),
     }
