@@ -88,8 +88,14 @@ def test_same_seed_same_model_and_float64_option(rng):
     np.testing.assert_allclose(c.coef_, a.coef_, rtol=1e-3, atol=1e-3 * np.abs(a.coef_).max())
 
 
+@pytest.mark.parametrize("padded", [True, False])
 @pytest.mark.parametrize("cls", [optrank.ASAM, optrank.PSAM])
-def test_sparse_input_matches_dense(rng, cls):
+def test_sparse_input_matches_dense(rng, cls, padded, monkeypatch):
+    """Through the padded sparse rows (small-d densification off) and densified."""
+    from optrank.estimators import _stochastic
+
+    if padded:
+        monkeypatch.setattr(_stochastic, "DENSE_MAX_FEATURES", 0)
     X, y = _linear(rng, d=6)
     X[np.abs(X) < 0.8] = 0.0
     dense = cls(epochs=2, random_state=0, dtype="float64").fit(X, y)
