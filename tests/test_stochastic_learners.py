@@ -241,3 +241,39 @@ def test_high_dimensional_branch_equals_numpy_loop(kind):
                           np.asarray(ineg))
     np.testing.assert_allclose(np.asarray(learner.output(state)), expected, rtol=1e-10,
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("kind,r_skip,a_skip", [("asam", 4, 6), ("sam", 5, 1), ("asam", 16, 8)])
+def test_aligned_groups_equal_numpy_loop_across_unaligned_runs(rng, monkeypatch, kind, r_skip,
+                                                               a_skip):
+    """The grouped driver (period lcm(r_skip, a_skip)): runs of 37, 200 and 101 iterations
+    start at t not a multiple of the period, in blocks of a few periods (BLOCK_BYTES
+    lowered), so head, aligned groups, several blocks, a short last block and tail all
+    occur; the iterates and the per-iteration margins equal the plain per-step scan and
+    the Python loop on the concatenated stream."""
+    from optrank.stochastic import _driver
+
+    monkeypatch.setattr(_driver, "BLOCK_BYTES", 5 * 8 * 12 * 3)  # 36-row blocks at d=5
+    Xp, Xn = _problem(rng)
+    learner = _learner(kind, 0.3, 7.0, r_skip, a_skip)
+    assert learner.update_diff_at is not None and _driver._grouped(learner, 37)
+    plain = learner._replace(update_diff_at=None)
+    ip, ineg = sample_indices(jax.random.key(4), len(Xp), len(Xn), 338)
+    state = learner.init(jax.random.key(0), Xp.shape[1], jnp.float64)
+    ref = plain.init(jax.random.key(0), Xp.shape[1], jnp.float64)
+    start = 0
+    for size in (37, 200, 101):
+        sl = slice(start, start + size)
+        state, info = run_indices(learner, state, jnp.asarray(Xp), jnp.asarray(Xn), ip[sl],
+                                  ineg[sl])
+        ref, ref_info = run_indices(plain, ref, jnp.asarray(Xp), jnp.asarray(Xn), ip[sl],
+                                    ineg[sl])
+        np.testing.assert_allclose(np.asarray(info.margin), np.asarray(ref_info.margin),
+                                   rtol=1e-12, atol=1e-12)
+        start += size
+    np.testing.assert_allclose(np.asarray(state.w), np.asarray(ref.w), rtol=1e-12, atol=1e-12)
+    expected = numpy_loop(kind, 0.3, 7.0, r_skip, a_skip, Xp, Xn, np.asarray(ip),
+                          np.asarray(ineg))
+    np.testing.assert_allclose(np.asarray(learner.output(state)), expected, rtol=1e-10,
+                               atol=1e-12)
+    assert int(state.t) == 338 and int(state.q) == int(ref.q)

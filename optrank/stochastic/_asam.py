@@ -14,7 +14,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from optrank.stochastic import _rows
-from optrank.stochastic._schedule import scheduled
+from optrank.stochastic._schedule import period, scheduled, scheduled_at
 from optrank.stochastic._state import (
     Learner,
     SAMState,
@@ -79,15 +79,24 @@ def asam(
         w, margin = hinge_step(state.w, x_pos, x_neg, lr)
         return scheduled(state, w, t, t0, r_skip, a_skip, averaging), StepInfo(margin)
 
-    def update_diff(state: SAMState, x) -> tuple[SAMState, StepInfo]:
+    def hinge_diff(state: SAMState, x):
         t = state.t + 1
         lr = 1.0 / (lam * (t + t0))
         margin = _rows.dense_dot(state.w, x)
-        w = state.w + jnp.where(margin < 1.0, lr, 0.0).astype(x.dtype) * x
+        return state.w + jnp.where(margin < 1.0, lr, 0.0).astype(x.dtype) * x, t, margin
+
+    def update_diff(state: SAMState, x) -> tuple[SAMState, StepInfo]:
+        w, t, margin = hinge_diff(state, x)
         return scheduled(state, w, t, t0, r_skip, a_skip, averaging), StepInfo(margin)
 
+    def update_diff_at(state: SAMState, x, phase: int) -> tuple[SAMState, StepInfo]:
+        w, t, margin = hinge_diff(state, x)
+        new = scheduled_at(state, w, t, t0, r_skip, a_skip, averaging, phase)
+        return new, StepInfo(margin)
+
     output = averaged_output if averaging else last_output
-    return Learner(init_state, update, output, update_diff)
+    return Learner(init_state, update, output, update_diff, update_diff_at,
+                   period(r_skip, a_skip, averaging))
 
 
 def sam(lam, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP) -> Learner:

@@ -11,12 +11,14 @@ from __future__ import annotations
 from functools import partial
 
 import jax
+import jax.numpy as jnp
 
 from optrank.stochastic import _rows
 from optrank.stochastic._state import Learner, SAMState, StepInfo
 
 UNROLL = 1
 BLOCK_BYTES = 1 << 22  # pair differences formed per block of iterations (4 MiB)
+MAX_GROUP = 64  # longest schedule period stepped in unrolled aligned groups
 
 
 def sample_indices(key: jax.Array, n_pos: int, n_neg: int, n_iter: int):
@@ -35,21 +37,43 @@ def sample_indices(key: jax.Array, n_pos: int, n_neg: int, n_iter: int):
     return ip, ineg
 
 
-def _block_size(n_iter: int, n_features: int, itemsize: int) -> int:
-    return max(1, min(n_iter, BLOCK_BYTES // max(1, n_features * itemsize)))
+def _block_size(n_iter: int, n_features: int, itemsize: int, multiple: int = 1) -> int:
+    size = max(1, min(n_iter, BLOCK_BYTES // max(1, n_features * itemsize)))
+    return max(multiple, size // multiple * multiple)
 
 
-def _scan_blocks(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):
-    """Blocks of iterations: one vectorised gather of the pair differences, then a scan of
-    ``learner.update_diff`` over them (a loop body that touches one dense row)."""
-    d = state.w.shape[0]
+def _grouped(learner: Learner, n_iter: int) -> bool:
+    """Whether the dense driver steps aligned groups of ``learner.period`` iterations."""
+    P = learner.period
+    return learner.update_diff_at is not None and 1 < P <= MAX_GROUP and n_iter >= 2 * P
+
+
+def _group_scan(learner: Learner, state: SAMState, D):
+    """Scan over groups of ``P = learner.period`` rows (``D``: ``(G * P, d)``), starting at a
+    ``t`` that is a multiple of ``P``: ``P`` unrolled ``update_diff_at`` steps per group
+    with static phases, so the regularisation and averaging are traced only where due."""
+    P = learner.period
+
+    def group(s, rows):
+        out = []
+        for k in range(P):
+            s, info = learner.update_diff_at(s, rows[k], (k + 1) % P)
+            out.append(info.margin)
+        return s, jnp.stack(out)
+
+    state, margins = jax.lax.scan(group, state, D.reshape(-1, P, D.shape[1]))
+    return state, StepInfo(margins.reshape(-1))
+
+
+def _blocks(scan_block, state: SAMState, X_pos, X_neg, idx_pos, idx_neg, size: int):
+    """``scan_block(state, D)`` over blocks of ``size`` pair differences, each formed by
+    one vectorised gather (the last block may be shorter)."""
     n = idx_pos.shape[0]
-    size = _block_size(n, d, state.w.dtype.itemsize)
     full = n // size
 
     def block(s, ij):
         D = _rows.pair_differences(X_pos, X_neg, ij[0], ij[1]).astype(s.w.dtype)
-        return jax.lax.scan(learner.update_diff, s, D, unroll=UNROLL)
+        return scan_block(s, D)
 
     cut = full * size
     blocks = (idx_pos[:cut].reshape(full, size), idx_neg[:cut].reshape(full, size))
@@ -57,8 +81,50 @@ def _scan_blocks(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_n
     info = jax.tree_util.tree_map(lambda a: a.reshape((cut,) + a.shape[2:]), info)
     if cut < n:
         state, rest = block(state, (idx_pos[cut:], idx_neg[cut:]))
-        info = jax.tree_util.tree_map(lambda a, b: jax.numpy.concatenate([a, b]), info, rest)
+        info = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), info, rest)
     return state, info
+
+
+def _scan_blocks(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):
+    """Dense rows: blocks of iterations whose pair differences are formed by one vectorised
+    gather, then a loop that touches one dense row per step.
+
+    When the schedule has a short period ``P = lcm(r_skip, a_skip)`` (``learner.period``,
+    at most ``MAX_GROUP``), the run is split into a head of ``(-t) mod P`` iterations that
+    brings ``t`` to a multiple of ``P``, aligned groups of ``P`` iterations
+    (:func:`_group_scan`: one shrink and ``P / a_skip`` averages per group instead of a
+    select on every iteration) over ``((n - P + 1) // P) * P`` iterations, and a tail of
+    the rest; head and tail (under ``2 P`` iterations) step ``update_diff`` one pair at a
+    time. Same pairs, same order, same arithmetic as a plain scan of ``update_diff``.
+    """
+    d = state.w.shape[0]
+    n = idx_pos.shape[0]
+    itemsize = state.w.dtype.itemsize
+    if not _grouped(learner, n):
+        def plain(s, D):
+            return jax.lax.scan(learner.update_diff, s, D, unroll=UNROLL)
+
+        return _blocks(plain, state, X_pos, X_neg, idx_pos, idx_neg,
+                       _block_size(n, d, itemsize))
+
+    P = learner.period
+
+    def one(i, carry):
+        s, m = carry
+        x = (X_pos[idx_pos[i]] - X_neg[idx_neg[i]]).astype(s.w.dtype)
+        s, info = learner.update_diff(s, x)
+        return s, m.at[i].set(info.margin)
+
+    head = ((-state.t) % P).astype(jnp.int32)
+    aligned = (n - P + 1) // P * P
+    state, margins = jax.lax.fori_loop(0, head, one, (state, jnp.zeros(n, state.w.dtype)))
+    ip = jax.lax.dynamic_slice_in_dim(idx_pos, head, aligned)
+    ineg = jax.lax.dynamic_slice_in_dim(idx_neg, head, aligned)
+    state, inner = _blocks(partial(_group_scan, learner), state, X_pos, X_neg, ip, ineg,
+                           _block_size(aligned, d, itemsize, P))
+    margins = jax.lax.dynamic_update_slice_in_dim(margins, inner.margin, head, 0)
+    state, margins = jax.lax.fori_loop(head + aligned, n, one, (state, margins))
+    return state, StepInfo(margins)
 
 
 def scan_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):

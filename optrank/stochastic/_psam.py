@@ -79,12 +79,17 @@ def psam(
         w = _rows.add_pair(w, c, x_pos, x_neg)
         return scheduled(state, w, t, t0, r_skip, a_skip, True), StepInfo(margin)
 
-    def update_diff(state: SAMState, x) -> tuple[SAMState, StepInfo]:
+    def prox_diff(state: SAMState, x):
         t = state.t + 1
         step = 1.0 / (gamma * (t + t0))
         margin = _rows.dense_dot(state.w, x)
         coef = hinge_prox_coefficient(margin, _rows.dense_dot(x, x), step)
-        w = state.w + (step * coef).astype(x.dtype) * x
+        return state.w + (step * coef).astype(x.dtype) * x, t, margin
+
+    def update_diff(state: SAMState, x) -> tuple[SAMState, StepInfo]:
+        w, t, margin = prox_diff(state, x)
         return scheduled(state, w, t, t0, r_skip, a_skip, True), StepInfo(margin)
 
+    # No ``update_diff_at``: stepping PSAM in unrolled aligned groups (as ASAM) measured
+    # 0-20% slower (its step is bound by the two dot products and the division).
     return Learner(init_state, update, averaged_output, update_diff)

@@ -16,6 +16,8 @@ Deviation: the shrink factor ``1 - r_skip / (t + t0)`` is clipped at 0, so that 
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -47,6 +49,33 @@ def average(w_avg: jnp.ndarray, q: jnp.ndarray, w: jnp.ndarray, t: jnp.ndarray, 
         return w_avg + (w - w_avg) / q1.astype(w.dtype), q1
 
     return jax.lax.cond(due, fold, lambda args: args, (w_avg, q))
+
+
+def period(r_skip: int, a_skip: int, averaging: bool) -> int:
+    """Iterations after which the schedule repeats: ``lcm(r_skip, a_skip)`` (``r_skip``
+    without averaging)."""
+    return math.lcm(r_skip, a_skip) if averaging else r_skip
+
+
+def scheduled_at(
+    state: SAMState, w: jnp.ndarray, t, t0: float, r_skip: int, a_skip: int, averaging: bool,
+    phase: int,
+) -> SAMState:
+    """:func:`scheduled` for an iteration whose ``t mod period`` is the static ``phase``.
+
+    The driver knows the phase when it steps a group of ``period`` iterations that starts
+    at a multiple of the period, so the regularisation and averaging are traced only at
+    the iterations where they are due (no per-iteration select); when due, the arithmetic
+    is the same as :func:`scheduled`'s.
+    """
+    if phase % r_skip == 0:
+        w = w * jnp.maximum(0.0, 1.0 - r_skip / (t + t0)).astype(w.dtype)
+    w_avg, q = state.w_avg, state.q
+    if averaging and phase % a_skip == 0:
+        q = q + 1
+        weight = (1.0 / jnp.maximum(q, 1).astype(w.dtype)).astype(w.dtype)
+        w_avg = w_avg + weight * (w - w_avg)
+    return SAMState(w, w_avg, t, q, state.key)
 
 
 def scheduled(

@@ -46,12 +46,18 @@ class Learner(NamedTuple):
     and PSAM, the last iterate for SAM). ``update_diff(state, x)``, when given, is the same
     step on the dense pair difference ``x = x+ - x-``; the drivers then form the
     differences of a block of iterations in one vectorised gather before the loop.
+    ``update_diff_at(state, x, phase)`` is that step for an iteration whose ``t mod period``
+    is the static ``phase`` (the schedule's ``period``, ``lcm(r_skip, a_skip)``): the
+    driver steps aligned groups of ``period`` iterations with the regularisation and
+    averaging traced only where due.
     """
 
     init: Callable[..., SAMState]
     update: Callable[[SAMState, object, object], tuple[SAMState, StepInfo]]
     output: Callable[[SAMState], jnp.ndarray]
     update_diff: Callable[[SAMState, jnp.ndarray], tuple[SAMState, StepInfo]] | None = None
+    update_diff_at: Callable[[SAMState, jnp.ndarray, int], tuple[SAMState, StepInfo]] | None = None
+    period: int = 0
 
 
 def init_state(key: jax.Array, n_features: int, dtype=jnp.float32) -> SAMState:
