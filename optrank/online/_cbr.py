@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from optrank.online._base import Learner
 from optrank.online._buffers import Buffers, buffers_init, buffers_push, check_policy
 from optrank.online._features import fourier_frequencies, fourier_map
-from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_loss
+from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, scw_loss
 
 UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
 
@@ -51,7 +51,7 @@ class CBRState(NamedTuple):
 
 def _pair_full(mu, cov, z, y, C, phi, ok):
     sz = cov @ z
-    v, m = jnp.stack([sz, mu]) @ z
+    v, m = jnp.stack([sz, mu]) @ z  # both reductions in one dot
     m = y * m
     alpha, beta = scw_coefficients(m, v, C, phi, ok)
     return (
@@ -63,14 +63,13 @@ def _pair_full(mu, cov, z, y, C, phi, ok):
 
 def _pair_diag(mu, cov, z, y, C, phi, ok):
     sz = cov * z
-    v, m = jnp.stack([sz, mu]) @ z  # both reductions in one kernel
+    v, m = jnp.stack([sz, mu]) @ z  # a dot: vectorised; a plain sum reduces serially
     m = y * m
-    alpha, beta = scw_coefficients(m, v, C, phi, ok)
-    # precision form G = 1/cov: G <- G + beta / (1 - beta v) z^2 (Sherman-Morrison on the diagonal)
-    gain = beta / (1.0 - beta * v)
+    # precision form G = 1/cov: G <- G + gain z^2 (Sherman-Morrison on the diagonal)
+    alpha, gain = scw_gain(m, v, C, phi, ok)
     return (
         mu + alpha * y * sz,
-        cov / (1.0 + gain * cov * z * z),
+        cov / (1.0 + gain * sz * z),
         jnp.where(ok, scw_loss(m, v, phi), 0.0),
     )
 
@@ -108,19 +107,22 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool):
         C_t = state.C
         if class_weighted:
             C_t = state.C * jnp.maximum(1.0, state.buffers.seen[opp] / size)
+        # Push the own-class instance first, then read the opposite buffer from the new
+        # value: the push leaves class ``opp`` untouched, so the values are the same, but
+        # XLA can then update the buffer in place; reading before writing makes it copy the
+        # whole (2, M, d) buffer twice per instance.
+        buffers = buffers_push(state.buffers, own, x, sub, policy)
         mu, cov, loss = rank_against_buffer(
             pair,
             state.mu,
             state.cov,
             x,
             y,
-            state.buffers.data[opp],
-            state.buffers.mask[opp],
+            buffers.data[opp],
+            buffers.mask[opp],
             C_t,
             state.phi,
         )
-        # the own-class push comes after reading the opposite buffer, so XLA updates in place
-        buffers = buffers_push(state.buffers, own, x, sub, policy)
         new = state._replace(mu=mu, cov=cov, buffers=buffers, step=state.step + 1, key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 

@@ -74,8 +74,10 @@ def _oam_update(policy: str, variant: str):
         key, sub = jax.random.split(state.key)
         size = state.buffers.data.shape[1]
         C_t = state.C * jnp.maximum(1.0, state.buffers.seen[opp] / size)
-        w, loss = step_fn(state.w, x, y, state.buffers.data[opp], state.buffers.mask[opp], C_t)
+        # push first, then read the (untouched) opposite class: lets XLA update the buffer
+        # in place instead of copying it (see _cbr.py)
         buffers = buffers_push(state.buffers, own, x, sub, policy)
+        w, loss = step_fn(state.w, x, y, buffers.data[opp], buffers.mask[opp], C_t)
         new = state._replace(w=w, buffers=buffers, step=state.step + 1, key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 

@@ -10,6 +10,14 @@ For a pair difference ``z`` with margin ``m = y mu.z`` and variance ``v = z' Sig
 with ``psi = 1 + phi^2 / 2`` and ``zeta = 1 + phi^2``. The CBR paper typesets
 ``beta = alpha phi / sqrt(u + v alpha phi)``; we follow SCW, whose form guarantees
 ``beta v < 1`` and so keeps the covariance positive definite.
+
+Computation: with ``a = alpha v phi`` and ``S = sqrt(a^2 + 4 v)`` (so ``S > a``),
+``sqrt(u) = (S - a) / 2`` and therefore, exactly,
+
+    beta = 2 alpha phi / (S + a),     beta / (1 - beta v) = alpha phi (S + a) / (2 v),
+
+the second being the gain of the diagonal precision update (CBR-diag). Written this way
+the step needs two square roots and no cancellation (``S - a = 4 v / (S + a)``).
 """
 
 from __future__ import annotations
@@ -51,6 +59,17 @@ def phi_from_eta(eta):
     return ndtri(jnp.asarray(eta))
 
 
+def _scw_parts(m, v, C, phi, active):
+    psi = 1.0 + phi**2 / 2.0
+    zeta = 1.0 + phi**2
+    ok = (v > _TINY) & active
+    vs = jnp.where(ok, v, 1.0)
+    raw = (-m * psi + jnp.sqrt(m * m * phi**4 / 4.0 + vs * phi**2 * zeta)) / (vs * zeta)
+    alpha = jnp.where(ok, jnp.clip(raw, 0.0, C), 0.0)
+    a = alpha * vs * phi
+    return alpha, a, jnp.sqrt(a * a + 4.0 * vs), vs
+
+
 def scw_coefficients(m, v, C, phi, active=True):
     """SCW-I step sizes ``(alpha, beta)``; both are 0 where ``v`` is (numerically) zero
     or ``active`` is False (a masked buffer slot).
@@ -61,15 +80,23 @@ def scw_coefficients(m, v, C, phi, active=True):
     >>> 0 < float(a) <= 1 and 0 < float(b) < 1
     True
     """
-    psi = 1.0 + phi**2 / 2.0
-    zeta = 1.0 + phi**2
-    ok = (v > _TINY) & active
-    vs = jnp.where(ok, v, 1.0)
-    raw = (-m * psi + jnp.sqrt(m * m * phi**4 / 4.0 + vs * phi**2 * zeta)) / (vs * zeta)
-    alpha = jnp.where(ok, jnp.clip(raw, 0.0, C), 0.0)
-    u = 0.25 * (-alpha * vs * phi + jnp.sqrt(alpha**2 * vs**2 * phi**2 + 4.0 * vs)) ** 2
-    beta = alpha * phi / (jnp.sqrt(u) + vs * alpha * phi)
-    return alpha, beta
+    alpha, a, S, _ = _scw_parts(m, v, C, phi, active)
+    return alpha, 2.0 * alpha * phi / (S + a)
+
+
+def scw_gain(m, v, C, phi, active=True):
+    """``(alpha, beta / (1 - beta v))``: the mean step and the gain of the diagonal
+    precision update ``1/sigma <- 1/sigma + gain z^2`` (Sherman-Morrison on the diagonal).
+
+    Examples
+    --------
+    >>> a, b = scw_coefficients(0.3, 2.0, 1.0, 0.5244)
+    >>> a2, g = scw_gain(0.3, 2.0, 1.0, 0.5244)
+    >>> bool(abs(float(g) - float(b / (1 - 2.0 * b))) < 1e-6), float(a) == float(a2)
+    (True, True)
+    """
+    alpha, a, S, vs = _scw_parts(m, v, C, phi, active)
+    return alpha, alpha * phi * (S + a) / (2.0 * vs)
 
 
 def scw_loss(m, v, phi):
