@@ -165,21 +165,39 @@ def _searches(protocol: Protocol) -> bool:
 
 
 def _cv_score(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, params: dict) -> float:
-    """Mean inner-CV AUC of one grid point on a training part.
+    """Mean inner-CV AUC of one grid point on a training part (see :func:`_cv_scores`)."""
+    return _cv_scores(protocol, entry, X, y, seed, [params])[0]
 
-    A grid point whose model diverges (non-finite scores, e.g. a learning rate of 2^10)
-    scores NaN on that fold and so is never chosen; a NaN on every fold gives NaN.
+
+def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -> list[float]:
+    """Mean inner-CV AUC of each grid point on a training part.
+
+    Folds outer, grid points inner: a fold is preprocessed once, and an estimator built
+    with ``warm_start=True`` is refitted along the grid by ``set_params`` (it may reuse
+    its previous solution and, e.g. NBAM/FBAM, the fold's embedding); other estimators
+    are built fresh for every point. A grid point whose model diverges (non-finite
+    scores, e.g. a learning rate of 2^10) scores NaN on that fold and so is never
+    chosen; a NaN on every fold gives NaN.
     """
     from optrank.data import stratified_kfold
     from optrank.metrics import auc
 
-    fold_aucs = []
-    for tr, va in stratified_kfold(y, k=protocol.cv_folds, random_state=seed):
+    folds = stratified_kfold(y, k=protocol.cv_folds, random_state=seed)
+    fold_aucs = np.empty((len(folds), len(grid)))
+    for f, (tr, va) in enumerate(folds):
         Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
-        scores = _build(protocol, params).fit(Xtr, y[tr]).decision_function(Xva)
-        finite = np.all(np.isfinite(scores))
-        fold_aucs.append(auc(y[va], scores) if finite else float("nan"))
-    return float(np.mean(fold_aucs)) if np.isfinite(fold_aucs).any() else float("nan")
+        model = None
+        for j, params in enumerate(grid):
+            if getattr(model, "warm_start", False):
+                model.set_params(**params)
+            else:
+                model = _build(protocol, params)
+            scores = model.fit(Xtr, y[tr]).decision_function(Xva)
+            finite = np.all(np.isfinite(scores))
+            fold_aucs[f, j] = auc(y[va], scores) if finite else float("nan")
+    return [
+        float(np.mean(col)) if np.isfinite(col).any() else float("nan") for col in fold_aucs.T
+    ]
 
 
 def _best(grid: list[dict], scores: list[float]) -> dict:
@@ -192,7 +210,7 @@ def _select(protocol: Protocol, entry: DatasetEntry, X, y, seed: int) -> dict:
     grid = _grid(protocol)
     if not _searches(protocol):
         return grid[0]
-    return _best(grid, [_cv_score(protocol, entry, X, y, seed, p) for p in grid])
+    return _best(grid, _cv_scores(protocol, entry, X, y, seed, grid))
 
 
 def _n_features(model) -> int | str:
