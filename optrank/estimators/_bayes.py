@@ -129,6 +129,12 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
     remaining instance; ``partial_fit`` continues the stream in the given order.
     ``budget=None`` keeps every instance (unbounded buffers).
 
+    ``C_grid`` (e.g. the paper's ``(0.1, 1, 3)``) selects ``C`` on the initial batch
+    alone, as section 6.2.2 tunes every online learner on half of one fold: 3-fold
+    stratified CV inside the initial batch, each inner model an OB2RMK initialised on
+    half of its inner training part and streamed over the other half; ties go to the
+    value nearest ``C`` in log scale (docs/bayes.md). The chosen value is ``C_``.
+
     ``shuffle=True`` (default) streams the rows of ``fit`` in a random order drawn
     from ``random_state``, as an online learner meets i.i.d. data; with
     ``shuffle=False`` the given order is kept. Data sets stored sorted by class (sonar,
@@ -139,6 +145,8 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
     ----------
     kernel_weights_, sample_weights_, intercept_ : posterior means
     support_vectors_, support_labels_ : the buffers' contents (positives and negatives)
+    C_ : float                        the loss factor used (``C`` or the one ``C_grid`` chose)
+    C_scores_ : dict                  inner-CV AUC per ``C_grid`` value (empty without it)
 
     Examples
     --------
@@ -157,6 +165,7 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         C=1.0,
         n_iter=30,
         init_fraction=0.125,
+        C_grid=None,
         gaussian_widths=DEFAULT_WIDTHS,
         poly_degrees=DEFAULT_DEGREES,
         alpha_star=1.0,
@@ -173,6 +182,7 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         self.budget, self.k, self.C, self.n_iter = budget, k, C, n_iter
         self.shuffle = shuffle
         self.init_fraction = init_fraction
+        self.C_grid = C_grid
         self.gaussian_widths, self.poly_degrees = gaussian_widths, poly_degrees
         self.alpha_star, self.beta_star = alpha_star, beta_star
         self.alpha_upsilon, self.beta_upsilon = alpha_upsilon, beta_upsilon
@@ -182,9 +192,12 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         self.random_state = random_state
 
     def _hyper(self) -> OnlineHyper:
-        names = [n for n in OnlineHyper.__dataclass_fields__ if n not in ("k", "n_iter")]
+        names = [n for n in OnlineHyper.__dataclass_fields__ if n not in ("k", "n_iter", "C")]
         return OnlineHyper(
-            k=int(self.k), n_iter=int(self.n_iter), **{n: float(getattr(self, n)) for n in names}
+            k=int(self.k),
+            n_iter=int(self.n_iter),
+            C=float(getattr(self, "C_", self.C)),
+            **{n: float(getattr(self, n)) for n in names},
         )
 
     def fit(self, X, y):
@@ -194,6 +207,12 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
             order = _stratified_order(y, np.random.default_rng(self.random_state))
             X, y = X[order], y[order]
         n0 = _initial_size(y, self.init_fraction)
+        self.C_, self.C_scores_ = float(self.C), {}
+        if self.C_grid is not None:
+            self.C_, self.C_scores_ = _select_on_batch(
+                self, [{"C": float(c)} for c in self.C_grid], {"C": float(self.C)},
+                X[:n0], y[:n0], {"C_grid": None, "init_fraction": 0.5})
+            self.C_ = self.C_["C"]
         init = B2RMK(
             self.gaussian_widths,
             self.poly_degrees,
@@ -247,6 +266,41 @@ def _stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.argsort(pos, kind="stable")
 
 
+def _select_on_batch(est, grid, default, X, y, fixed, n_splits=3):
+    """Grid point of best mean AUC by stratified ``n_splits``-fold CV on ``(X, y)`` alone.
+
+    The candidates are tried nearest-to-``default`` first (distance in log2 of each
+    value), so ties (frequent on a few dozen rows) keep the default's neighbourhood.
+    Returns the chosen point and ``{tuple of values: mean AUC}``.
+    """
+    from sklearn.base import clone
+    from sklearn.metrics import roc_auc_score
+
+    from optrank.data import stratified_kfold
+
+    n_splits = int(min(n_splits, np.sum(y > 0), np.sum(y < 0)))
+    if n_splits < 2:
+        return dict(default), {}
+
+    def dist(p):
+        return sum(abs(np.log2(p[k]) - np.log2(default[k])) for k in p)
+
+    grid = sorted(grid, key=dist)
+    folds = stratified_kfold(y, k=n_splits, random_state=0)
+    scores = {}
+    for point in grid:
+        aucs = []
+        for tr, va in folds:
+            model = clone(est).set_params(**fixed, **point).fit(X[tr], y[tr])
+            s = model.decision_function(X[va])
+            aucs.append(roc_auc_score(y[va], s) if np.all(np.isfinite(s)) else np.nan)
+        scores[tuple(point.values())] = float(np.mean(aucs))
+    vals = np.array(list(scores.values()))
+    if not np.isfinite(vals).any():
+        return dict(default), scores
+    return grid[int(np.nanargmax(vals))], scores
+
+
 def _initial_size(y: np.ndarray, fraction: float) -> int:
     """At least ``fraction`` of the stream and enough to hold two of each class."""
     n0 = max(int(round(fraction * len(y))), 4)
@@ -262,6 +316,12 @@ class KOIL(RankerMixin, BaseEstimator):
     compensation step; see :mod:`optrank.bayes._koil` for the update rules.
     ``shuffle=True`` (default) streams the rows of ``fit`` in a random order drawn from
     ``random_state`` (as :class:`OB2RMK` does); ``shuffle=False`` keeps the given order.
+
+    ``C_grid`` / ``width_grid`` select ``C`` and the Gaussian width (the "best single
+    kernel of the pool", KOIL^* of the B2RMK paper) on the first ``tune_fraction`` of the
+    stream alone (half of one of four training folds, section 6.2.2 of the B2RMK
+    paper), by 3-fold stratified CV there; ties go to the point nearest ``(C, width)``
+    in log scale. The whole stream is then learned with the chosen ``C_``, ``width_``.
 
     Examples
     --------
@@ -280,12 +340,16 @@ class KOIL(RankerMixin, BaseEstimator):
         eta=0.01,
         width=1.0,
         policy="rs++",
+        C_grid=None,
+        width_grid=None,
+        tune_fraction=0.125,
         shuffle=True,
         pos_label=None,
         random_state=None,
     ):
         self.budget, self.k, self.C, self.eta = budget, k, C, eta
         self.width, self.policy = width, policy
+        self.C_grid, self.width_grid, self.tune_fraction = C_grid, width_grid, tune_fraction
         self.shuffle = shuffle
         self.pos_label = pos_label
         self.random_state = random_state
@@ -299,9 +363,22 @@ class KOIL(RankerMixin, BaseEstimator):
         if self.shuffle:
             order = self.rng_.permutation(len(y))
             X, y = X[order], y[order]
+        self.C_, self.width_, self.tune_scores_ = float(self.C), float(self.width), {}
+        if self.C_grid is not None or self.width_grid is not None:
+            self._tune(X, y)
         self.state_ = koil_init(X.shape[1])
         self._stream(X, y)
         return self
+
+    def _tune(self, X, y) -> None:
+        default = {"C": float(self.C), "width": float(self.width)}
+        Cs = [default["C"]] if self.C_grid is None else [float(c) for c in self.C_grid]
+        ws = [default["width"]] if self.width_grid is None else [float(w) for w in self.width_grid]
+        grid = [{"C": c, "width": w} for c in Cs for w in ws]
+        n0 = _initial_size(y, self.tune_fraction)
+        fixed = {"C_grid": None, "width_grid": None, "shuffle": False}
+        best, self.tune_scores_ = _select_on_batch(self, grid, default, X[:n0], y[:n0], fixed)
+        self.C_, self.width_ = best["C"], best["width"]
 
     def _stream(self, X, y) -> None:
         for xi, yi in zip(X, y, strict=True):
@@ -309,8 +386,8 @@ class KOIL(RankerMixin, BaseEstimator):
                 self.state_,
                 xi,
                 yi,
-                width=self.width,
-                C=self.C,
+                width=self.width_,
+                C=self.C_,
                 eta=self.eta,
                 k=self.k,
                 budget=self.budget,
@@ -322,4 +399,4 @@ class KOIL(RankerMixin, BaseEstimator):
 
     def decision_function(self, X):
         X = _dense(validate_predict_data(self, X))
-        return koil_scores(self.state_, X, self.width)
+        return koil_scores(self.state_, X, self.width_)
