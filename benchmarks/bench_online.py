@@ -14,7 +14,7 @@ pass (``run_grid``) over a ``--n-grid`` prefix; its rate counts the pair updates
 
 Rates are given per wall-clock second and per CPU second of this process
 (``time.process_time``), each the best of 3 runs; on a shared, loaded machine the
-CPU-time ratio is the stable one.
+CPU-time ratio is the stable one. The 1-minute load average is printed before and after.
 
 Usage::
 
@@ -24,6 +24,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import jax
@@ -128,6 +129,7 @@ def main():
     head = (f"{'learner':9s} {'d':>4s} {'run':>7s} {'pairs':>10s} {'jax wall/s':>11s} "
             f"{'jax cpu/s':>10s} {'numpy wall/s':>13s} {'numpy cpu/s':>12s} "
             f"{'ratio wall':>10s} {'ratio cpu':>10s}")
+    print(f"load average at start: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} CPUs")
     print(head)
     print("-" * len(head))
     for name, d, diagonal in CASES:
@@ -139,6 +141,7 @@ def main():
             print(f"{name:9s} {d:4d} {label:>7s} {pj:10d} {pj / wj:11.3g} {pj / cj:10.3g} "
                   f"{pn / wn:13.3g} {pn / cn:12.3g} {(pj / wj) / (pn / wn):9.1f}x "
                   f"{(pj / cj) / (pn / cn):9.1f}x", flush=True)
+    print(f"load average at end: {os.getloadavg()[0]:.2f} (1 min)")
 
 
 if __name__ == "__main__":
