@@ -233,3 +233,33 @@ def test_zero_labels_are_padding():
     np.testing.assert_allclose(padded.mu, ref.mu, rtol=1e-12)  # other fusion: not bitwise
     np.testing.assert_array_equal(padded.buffers.data, ref.buffers.data)
     assert int(padded.step) == 150 and float(np.abs(info.loss[150:]).sum()) == 0.0
+
+
+def test_scw_closed_forms_equal_the_papers_formulas():
+    """beta = 2 alpha phi / (S + a) and gain = alpha phi (S + a) / (2 v) (module docstring of
+    _scw.py) equal SCW's beta = alpha phi / (sqrt(u) + v alpha phi) and beta / (1 - beta v)."""
+    from optrank.online._scw import scw_coefficients, scw_gain
+
+    rng = np.random.default_rng(3)
+    phi = norm.ppf(0.7)
+    with jax.enable_x64(True):
+        for m, v, C in zip(rng.normal(scale=3, size=200), rng.exponential(2.0, 200),
+                           2.0 ** rng.integers(-6, 6, 200), strict=True):
+            a_ref, b_ref = np_scw(m, v, C, phi)
+            a, b = scw_coefficients(jnp.float64(m), jnp.float64(v), C, phi)
+            a2, g = scw_gain(jnp.float64(m), jnp.float64(v), C, phi)
+            np.testing.assert_allclose([a, a2, b], [a_ref, a_ref, b_ref], rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(g, b_ref / (1 - b_ref * v), rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize("policy", ["fifo", "reservoir"])
+def test_buffers_are_updated_in_place(policy):
+    """The compiled scan copies the (2, M, d) buffer once on entry, never per instance."""
+    from optrank.online._base import _run_jit
+
+    lrn = cbr(buffer_size=7, policy=policy, diagonal=True)
+    X = jnp.ones((20, 5), jnp.float32)
+    Y = jnp.where(jnp.arange(20) % 3 == 0, 1.0, -1.0)
+    hlo = _run_jit.lower(lrn.update, lrn.init(KEY, 5), X, Y, 5, False).compile().as_text()
+    copies = [line for line in hlo.splitlines() if " copy(" in line and "[2,7,5]" in line]
+    assert len(copies) == 1, copies
