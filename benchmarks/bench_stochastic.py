@@ -4,15 +4,17 @@ Cases (fixed seed 0): covtype.binary (80% stratified split = 464,809 rows, 54 de
 features, standardised), ijcnn1 (training file, 49,990 x 22, standardised) and a9a
 (training file, 32,561 x 123 binary features as padded sparse rows). For each case:
 
-* ``optrank`` ASAM and PSAM (float32, ``jax.lax.scan`` under jit): best of 3 epochs
-  after one warm-up epoch (wall and CPU time each; best-of is the figure least disturbed
-  by other users' load); the compile time of the warm-up is reported apart.
+* ``optrank`` ASAM and PSAM (float32, ``jax.lax.scan`` under jit): best of ``REPEATS``
+  epochs after one warm-up epoch (wall and CPU time each; best-of is the figure least
+  disturbed by other users' load; the median is printed at the end of the line); the
+  compile time of the warm-up is reported apart.
 * ``numpy loop``: the same algorithm as a plain Python loop over numpy rows (float64,
   dense rows), timed on a prefix of ``NUMPY_PREFIX`` iterations (best of 3) and
   extrapolated linearly to one epoch (``n`` iterations).
 * ``LibAUC PESG``: LibAUC's PESG optimizer with its AUC-M loss on a linear model
   (``torch.nn.Linear(d, 1)`` + sigmoid), one pass over the ``n`` rows in mini-batches
-  of ``PESG_BATCH`` (LibAUC's usual batch size), torch CPU with all threads.
+  of ``PESG_BATCH`` (LibAUC's usual batch size), torch CPU with all threads; timed on
+  the first ``PESG_MAX_BATCHES`` batches (median of 3) and extrapolated to the epoch.
   Optional: absent torch/libauc, the column reads "n/a" with the reason.
 * times are wall-clock seconds (what the table's main columns show) and, in brackets
   beside the ratios, process CPU seconds: the machine is shared, and CPU time of the
@@ -24,7 +26,7 @@ features, standardised), ijcnn1 (training file, 49,990 x 22, standardised) and a
 
 Parsed arrays are cached as .npy files under ``/tmp/optrank_bench_stochastic``.
 Run: ``OPTRANK_DATA=/path/to/shared/data python benchmarks/bench_stochastic.py [--no-pesg]
-[case ...]`` (``--no-pesg`` skips the PESG column: a covtype PESG epoch takes minutes).
+[case ...]`` (``--no-pesg`` skips the PESG column).
 The a9a case is timed twice: as padded sparse rows and as dense rows (``a9a-dense``),
 which is how a 123-feature problem runs fastest.
 """
@@ -42,7 +44,9 @@ import scipy.sparse as sp
 
 CACHE = Path(os.environ.get("OPTRANK_BENCH_CACHE", "/tmp/optrank_bench_stochastic"))
 NUMPY_PREFIX = 20_000
+REPEATS = 5  # timed epochs per case (after one warm-up epoch)
 PESG_BATCH = 128
+PESG_MAX_BATCHES = 400  # PESG timed on at most this many batches, extrapolated to an epoch
 LAM = 1e-4
 PAPER_CPP = {("covtype", "ASAM"): 4.183, ("covtype", "PSAM"): 5.344}
 CASES = {
@@ -120,13 +124,13 @@ def bench_optrank(kind, X, y, d):
     jax.block_until_ready(state.w)
     warm = time.perf_counter() - tic
     times, cpu = [], []
-    for _ in range(3):
+    for _ in range(REPEATS):
         tic, ctic = time.perf_counter(), time.process_time()
         state, _ = run(learner, state, Xp, Xn, n)
         jax.block_until_ready(state.w)
         times.append(time.perf_counter() - tic)
         cpu.append(time.process_time() - ctic)
-    return min(times), min(cpu), warm
+    return min(times), min(cpu), warm, statistics.median(times)
 
 
 def bench_grid(kind, X, y, d, size=4):
@@ -194,9 +198,11 @@ def bench_pesg(X, y):
     loss_fn = AUCMLoss(margin=1.0)
     opt = PESG(model.parameters(), loss_fn=loss_fn, lr=0.1, verbose=False)
     perm = torch.randperm(len(yt))
+    starts = range(0, len(yt), PESG_BATCH)
+    timed = starts[:PESG_MAX_BATCHES]
 
-    def epoch():
-        for start in range(0, len(yt), PESG_BATCH):
+    def steps(which):
+        for start in which:
             b = perm[start:start + PESG_BATCH]
             pred = torch.sigmoid(model(Xt[b]))
             loss = loss_fn(pred, yt[b])
@@ -204,12 +210,12 @@ def bench_pesg(X, y):
             loss.backward()
             opt.step()
 
-    epoch()  # warm-up
+    steps(starts[:50])  # warm-up
     times = []
-    for _ in range(2):
+    for _ in range(3):
         tic = time.perf_counter()
-        epoch()
-        times.append(time.perf_counter() - tic)
+        steps(timed)
+        times.append((time.perf_counter() - tic) * len(starts) / len(timed))
     return statistics.median(times), ""
 
 
@@ -222,7 +228,8 @@ def main():
     skip_pesg = "--no-pesg" in sys.argv[1:]
 
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}, lambda={LAM}, "
-          f"numpy prefix {NUMPY_PREFIX} iterations, PESG batch {PESG_BATCH}")
+          f"numpy prefix {NUMPY_PREFIX} iterations, PESG batch {PESG_BATCH} (at most "
+          f"{PESG_MAX_BATCHES} batches timed, extrapolated), load {os.getloadavg()}")
     header = (f"{'dataset':8s} {'n':>7s} {'d':>4s} {'algo':5s} {'optrank s/ep':>12s} "
               f"{'compile s':>9s} {'numpy s/ep':>10s} {'x numpy (cpu)':>14s} {'PESG s/ep':>9s} "
               f"{'x PESG':>7s} {'paper C++':>9s} {'vmap4 s/ep/lam':>14s}")
@@ -240,19 +247,21 @@ def main():
         if why:
             notes.append(f"PESG unavailable: {why}")
         for kind in ("ASAM", "PSAM"):
-            ours, ours_cpu, warm = bench_optrank(kind, X, y, d)
+            ours, ours_cpu, warm, ours_med = bench_optrank(kind, X, y, d)
             prefix = min(NUMPY_PREFIX, n)
             runs = [numpy_epoch_prefix(kind, Xdense[y == 1], Xdense[y == -1], prefix)
                     for _ in range(3)]
             loop, loop_cpu = (min(r[k] for r in runs) * n / prefix for k in (0, 1))
+            loop_med = statistics.median(r[0] for r in runs) * n / prefix
             paper = PAPER_CPP.get((case, kind))
             grid = bench_grid(kind, X, y, d)
             pesg_s = f"{pesg:9.3f}" if pesg else f"{'n/a':>9s}"
             pesg_x = f"{pesg / ours:7.1f}" if pesg else f"{'n/a':>7s}"
             paper_s = f"{paper:9.2f}" if paper else f"{'-':>9s}"
-            print(f"{case:8s} {n:7d} {d:4d} {kind:5s} {ours:12.3f} {warm - ours:9.2f} "
+            print(f"{case:8s} {n:7d} {d:4d} {kind:5s} {ours:12.4f} {warm - ours:9.2f} "
                   f"{loop:10.2f} {loop / ours:6.1f} ({loop_cpu / ours_cpu:5.1f}) {pesg_s} "
-                  f"{pesg_x} {paper_s} {grid:14.3f}", flush=True)
+                  f"{pesg_x} {paper_s} {grid:14.3f}   medians: {ours_med:.4f} / "
+                  f"{loop_med:.2f} = {loop_med / ours_med:.1f}x", flush=True)
     for note in sorted(set(notes)):
         print(note)
 

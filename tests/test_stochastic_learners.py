@@ -243,10 +243,12 @@ def test_high_dimensional_branch_equals_numpy_loop(kind):
                                atol=1e-12)
 
 
-@pytest.mark.parametrize("kind,r_skip,a_skip", [("asam", 4, 6), ("sam", 5, 1), ("asam", 16, 8)])
+@pytest.mark.parametrize("kind,r_skip,a_skip,stride", [("asam", 4, 6, None), ("asam", 16, 8, None),
+                                                      ("asam", 16, 8, 1), ("asam", 3, 1, None)])
 def test_aligned_groups_equal_numpy_loop_across_unaligned_runs(rng, monkeypatch, kind, r_skip,
-                                                               a_skip):
-    """The grouped driver (period lcm(r_skip, a_skip)): runs of 37, 200 and 101 iterations
+                                                               a_skip, stride):
+    """The grouped driver (period lcm(r_skip, a_skip), inner runs of gcd(r_skip, a_skip)
+    - 1 quiet steps; stride 1: fully unrolled groups): runs of 37, 200 and 101 iterations
     start at t not a multiple of the period, in blocks of a few periods (BLOCK_BYTES
     lowered), so head, aligned groups, several blocks, a short last block and tail all
     occur; the iterates and the per-iteration margins equal the plain per-step scan and
@@ -256,6 +258,8 @@ def test_aligned_groups_equal_numpy_loop_across_unaligned_runs(rng, monkeypatch,
     monkeypatch.setattr(_driver, "BLOCK_BYTES", 5 * 8 * 12 * 3)  # 36-row blocks at d=5
     Xp, Xn = _problem(rng)
     learner = _learner(kind, 0.3, 7.0, r_skip, a_skip)
+    if stride is not None:
+        learner = learner._replace(stride=stride)
     assert learner.update_diff_at is not None and _driver._grouped(learner, 37)
     plain = learner._replace(update_diff_at=None)
     ip, ineg = sample_indices(jax.random.key(4), len(Xp), len(Xn), 338)

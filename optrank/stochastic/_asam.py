@@ -14,7 +14,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from optrank.stochastic import _rows
-from optrank.stochastic._schedule import period, scheduled, scheduled_at
+from optrank.stochastic._schedule import period, scheduled, scheduled_at, stride
 from optrank.stochastic._state import (
     Learner,
     SAMState,
@@ -94,9 +94,10 @@ def asam(
         new = scheduled_at(state, w, t, t0, r_skip, a_skip, averaging, phase)
         return new, StepInfo(margin)
 
-    output = averaged_output if averaging else last_output
-    return Learner(init_state, update, output, update_diff, update_diff_at,
-                   period(r_skip, a_skip, averaging))
+    if not averaging:  # SAM: its per-step body has one select; grouping measured no gain
+        return Learner(init_state, update, last_output, update_diff)
+    return Learner(init_state, update, averaged_output, update_diff, update_diff_at,
+                   period(r_skip, a_skip, True), stride(r_skip, a_skip, True))
 
 
 def sam(lam, *, t0: float = DEFAULT_T0, r_skip: int = DEFAULT_R_SKIP) -> Learner:

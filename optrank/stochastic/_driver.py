@@ -50,18 +50,30 @@ def _grouped(learner: Learner, n_iter: int) -> bool:
 
 def _group_scan(learner: Learner, state: SAMState, D):
     """Scan over groups of ``P = learner.period`` rows (``D``: ``(G * P, d)``), starting at a
-    ``t`` that is a multiple of ``P``: ``P`` unrolled ``update_diff_at`` steps per group
-    with static phases, so the regularisation and averaging are traced only where due."""
-    P = learner.period
+    ``t`` that is a multiple of ``P``, with the schedule's phases static.
+
+    Every due iteration sits at a multiple of ``S = learner.stride`` (``gcd(r_skip,
+    a_skip)``), so a group is ``P / S`` runs of ``S - 1`` quiet steps (an inner scan of the
+    hinge step alone) each followed by one step that regularises and/or averages as due.
+    """
+    P, S = learner.period, learner.stride
+    d = D.shape[1]
+
+    def quiet(s, x):  # phase 1: no regularisation or averaging is due (S >= 2)
+        s, info = learner.update_diff_at(s, x, 1)
+        return s, info.margin
 
     def group(s, rows):
         out = []
-        for k in range(P):
-            s, info = learner.update_diff_at(s, rows[k], (k + 1) % P)
-            out.append(info.margin)
-        return s, jnp.stack(out)
+        for j in range(P // S):
+            if S > 1:
+                s, m = jax.lax.scan(quiet, s, rows[j * S:(j + 1) * S - 1])
+                out.append(m)
+            s, info = learner.update_diff_at(s, rows[(j + 1) * S - 1], (j + 1) * S % P)
+            out.append(info.margin[None])
+        return s, jnp.concatenate(out)
 
-    state, margins = jax.lax.scan(group, state, D.reshape(-1, P, D.shape[1]))
+    state, margins = jax.lax.scan(group, state, D.reshape(-1, P, d))
     return state, StepInfo(margins.reshape(-1))
 
 

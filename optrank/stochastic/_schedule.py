@@ -57,6 +57,12 @@ def period(r_skip: int, a_skip: int, averaging: bool) -> int:
     return math.lcm(r_skip, a_skip) if averaging else r_skip
 
 
+def stride(r_skip: int, a_skip: int, averaging: bool) -> int:
+    """Every iteration where a step is due is a multiple of this: ``gcd(r_skip, a_skip)``
+    (``r_skip`` without averaging)."""
+    return math.gcd(r_skip, a_skip) if averaging else r_skip
+
+
 def scheduled_at(
     state: SAMState, w: jnp.ndarray, t, t0: float, r_skip: int, a_skip: int, averaging: bool,
     phase: int,

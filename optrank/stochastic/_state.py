@@ -49,7 +49,8 @@ class Learner(NamedTuple):
     ``update_diff_at(state, x, phase)`` is that step for an iteration whose ``t mod period``
     is the static ``phase`` (the schedule's ``period``, ``lcm(r_skip, a_skip)``): the
     driver steps aligned groups of ``period`` iterations with the regularisation and
-    averaging traced only where due.
+    averaging traced only where due (every due iteration is at a multiple of ``stride``,
+    ``gcd(r_skip, a_skip)``).
     """
 
     init: Callable[..., SAMState]
@@ -58,6 +59,7 @@ class Learner(NamedTuple):
     update_diff: Callable[[SAMState, jnp.ndarray], tuple[SAMState, StepInfo]] | None = None
     update_diff_at: Callable[[SAMState, jnp.ndarray, int], tuple[SAMState, StepInfo]] | None = None
     period: int = 0
+    stride: int = 1
 
 
 def init_state(key: jax.Array, n_features: int, dtype=jnp.float32) -> SAMState:
