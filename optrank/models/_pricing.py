@@ -12,7 +12,9 @@ with ``a_i = sum_n pi_in`` for a positive ``i`` and ``-sum_p pi_pi`` for a negat
 computed for all training points at once in ``O(n^2 d)``), until the relative change
 of the objective is below ``tol`` or after ``max_steps`` steps; the best point seen
 is returned. Several starts (the best ``n_starts`` training points) run under
-``jax.vmap``; the one jit boundary is :func:`_ascend_all`.
+``jax.vmap``; the one jit boundary is :func:`_ascend_all`, whose input rows are padded
+to a multiple of ``ROW_BUCKET`` (zero coefficients) so that training sets of nearby
+sizes reuse one compilation.
 """
 
 from __future__ import annotations
@@ -96,7 +98,37 @@ def _ascend(X, a, q0, sign, learning_rate, max_steps, tol):
     return best_q, best_f, step
 
 
+ROW_BUCKET = 64
+
 _ascend_all = jax.jit(jax.vmap(_ascend, in_axes=(None, None, 0, 0, None, None, None)))
+
+
+def padded_rows(n: int) -> int:
+    """Rows the pricing pads ``X`` to: a multiple of ``ROW_BUCKET`` (at least one bucket).
+
+    Training sets of nearby sizes (the CV folds, the refit, other datasets with the
+    same number of features) then share one compiled ascent instead of compiling one
+    per size. Padded rows carry ``a_i = 0``, so ``g`` and its gradient are unchanged.
+
+    Examples
+    --------
+    >>> padded_rows(1), padded_rows(64), padded_rows(65)
+    (64, 64, 128)
+    """
+    return max(1, -(-int(n) // ROW_BUCKET)) * ROW_BUCKET
+
+
+def pad_rows(X, a) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` and ``a`` padded with zero rows / zero coefficients to :func:`padded_rows`."""
+    n = X.shape[0]
+    rows = padded_rows(n)
+    if rows == n:
+        return X, np.asarray(a, dtype=np.float64)
+    Xp = np.zeros((rows, X.shape[1]))
+    Xp[:n] = X
+    ap = np.zeros(rows)
+    ap[:n] = a
+    return Xp, ap
 
 
 def training_point_values(X, a) -> np.ndarray:
@@ -128,10 +160,11 @@ def price(X, a, n_starts: int = 1, learning_rate: float = 1e-3, max_steps: int =
     values = training_point_values(X, a)
     order = np.argsort(-np.abs(values), kind="stable")[: max(1, int(n_starts))]
     signs = np.where(values[order] >= 0, 1.0, -1.0)
-    Xj = jnp.asarray(X)
+    Xp, ap = pad_rows(X, a)
+    Xj = jnp.asarray(Xp)
     cast = lambda v: jnp.asarray(np.asarray(v), dtype=Xj.dtype)  # noqa: E731
-    qs, fs, steps = _ascend_all(Xj, cast(a), cast(X[order]), cast(signs), learning_rate,
-                                int(max_steps), tol)
+    qs, fs, steps = _ascend_all(Xj, cast(ap), cast(X[order]), cast(signs),
+                                float(learning_rate), int(max_steps), float(tol))
     best = int(np.argmax(np.asarray(fs)))
     q = np.asarray(qs[best], dtype=np.float64)
     value = abs(float(euclidean_distances(X, q[None, :]).ravel() @ a))

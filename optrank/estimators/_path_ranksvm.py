@@ -1,0 +1,183 @@
+"""RankSVM LPs re-solved warm along a C grid: one persistent HiGHS dual per training set.
+
+In the dual of the hinge RankSVM LP (:func:`optrank.solvers._dualize.dualize`) the pair
+cost ``C`` enters only as the upper bound of the pair duals, ``0 <= pi_pn <= C``; the
+rows (``|D' pi| <= 1`` for L1 Ranking, the ``t`` row and ``|D' pi|`` rows for
+L-infinity Ranking) do not depend on ``C``. So a grid search over ``C`` on one
+training set can keep one ``highspy.Highs`` model of the dual, change the bounds of
+the ``pi`` columns and re-run dual simplex from the last optimal basis (the basis
+stays dual feasible: only bounds change). The inner cross-validation of the Table C.1
+baselines (14 values of ``C`` x 5 folds on the same folds) is this case.
+
+:class:`PathRankSVM` is a :class:`~optrank.estimators.RankSVM` whose ``fit`` does
+that through a small per-process cache keyed by a fingerprint of the training data
+and the model options (not of ``C``). The optimum is the same as an independent fit
+(objective to solver tolerance); where the LP is degenerate (several optimal ``w``,
+common for L-infinity Ranking), the vertex returned may differ from a cold solve's,
+as it may between any two simplex or interior-point runs. Anything other than a
+hinge-loss LP (``penalty="l2"``, squared hinge, a solver other than HiGHS, pair
+weights) falls back to :meth:`RankSVM.fit`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections import OrderedDict
+
+import numpy as np
+
+from optrank.estimators._base import validate_ranking_data
+from optrank.estimators._ranksvm import RankSVM
+from optrank.models._ranksvm import pair_costs, ranksvm_program
+from optrank.pairs import PairSet
+from optrank.solvers._dualize import dualize, recover
+from optrank.solvers._solution import SolverError
+
+PATH_PENALTIES = ("l1", "linf", "linf_penalty")
+CACHE_ENTRIES = 8  # 5 CV folds + the refit, with room for a second protocol's folds
+CACHE_NNZ = 40_000_000  # pair-difference nonzeros kept warm per process (~1.5 GB)
+_OPTIONS = {"method": "simplex", "presolve": "off"}  # measured: see docs/ranking_cg.md
+
+
+@dataclasses.dataclass
+class _WarmDual:
+    """One training set's dual LP in a live HiGHS model, and what maps it back."""
+
+    program: object  # the primal Program at pair cost 1 (C = 1, reduction "sum")
+    dual: object
+    dmap: object
+    highs: object
+    pair_cols: np.ndarray  # columns of the dual holding the pair duals pi
+    pairs: PairSet
+    D: object
+    n_solves: int = 0
+
+
+_CACHE: OrderedDict[str, _WarmDual] = OrderedDict()
+
+
+def clear_path_cache() -> None:
+    """Drop every warm model of this process."""
+    _CACHE.clear()
+
+
+def path_cache_size() -> int:
+    """Number of warm models held by this process."""
+    return len(_CACHE)
+
+
+class PathRankSVM(RankSVM):
+    """RankSVM whose LP fits share a warm HiGHS dual model across values of ``C``.
+
+    Same parameters, attributes and results as :class:`optrank.RankSVM` (objective
+    to solver tolerance; see the module doc on degenerate LPs). A fit on a training
+    set seen before in this process (same ``X``, ``y``, penalty, loss, box, reduction)
+    changes the pair duals' bounds to the new ``C`` and re-solves from the last
+    basis instead of building and solving the LP from scratch. ``solution_.stats``
+    has ``warm`` (True when the model was reused) and ``simplex_iterations``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 3)); y = np.where(X[:, 0] + 0.5 * rng.normal(size=40) > 0, 1, -1)
+    >>> a = PathRankSVM(penalty="l1", C=0.1).fit(X, y)
+    >>> b = PathRankSVM(penalty="l1", C=1.0).fit(X, y)   # warm: same data, new C
+    >>> b.solution_.stats["warm"]
+    True
+    >>> c = RankSVM(penalty="l1", C=1.0).fit(X, y)
+    >>> bool(abs(b.solution_.objective - c.solution_.objective) < 1e-6 * c.solution_.objective)
+    True
+    """
+
+    def fit(self, X, y, pair_weight=None):
+        """Fit as :meth:`RankSVM.fit`, warm along ``C`` when the model is a hinge LP."""
+        if not self._warm_capable(pair_weight):
+            return super().fit(X, y, pair_weight)
+        X, y = validate_ranking_data(self, X, y)
+        warm = self._warm_model(X, y)
+        costs = pair_costs(len(warm.pairs), float(self.C), None, self.reduction)
+        warm.highs.changeColsBounds(warm.pair_cols.size, warm.pair_cols,
+                                    np.zeros(warm.pair_cols.size), costs[: warm.pair_cols.size])
+        solution = self._solve(warm, costs)
+        self._set_fitted(warm.pairs, solution)
+        self.margins_ = np.asarray(warm.D @ self.coef_).ravel()
+        return self
+
+    def _warm_capable(self, pair_weight) -> bool:
+        solver = self.solver if isinstance(self.solver, str) else ""
+        return (self.penalty in PATH_PENALTIES and self.loss == "hinge" and pair_weight is None
+                and solver.lower() in ("auto", "highs") and self.form in ("auto", "dual")
+                and not self.solver_options)
+
+    def _warm_model(self, X, y) -> _WarmDual:
+        key = self._key(X, y)
+        warm = _CACHE.get(key)
+        if warm is not None:
+            _CACHE.move_to_end(key)
+            return warm
+        warm = _build_warm(X, y, self.penalty, self.box)
+        _CACHE[key] = warm
+        _evict()
+        return warm
+
+    def _key(self, X, y) -> str:
+        h = hashlib.blake2b(digest_size=20)
+        for part in (np.ascontiguousarray(X, dtype=np.float64), np.asarray(y)):
+            h.update(str(part.shape).encode())
+            h.update(part.tobytes())
+        h.update(repr((self.penalty, self.loss, float(self.box))).encode())
+        return h.hexdigest()
+
+    def _solve(self, warm: _WarmDual, costs: np.ndarray):
+        from optrank.solvers._highs import HighsBackend
+
+        native = HighsBackend().run(warm.highs, warm.dual)
+        native.stats["warm"] = warm.n_solves > 0
+        warm.n_solves += 1
+        program = _with_costs(warm.program, costs)
+        dual = _with_pair_bounds(warm.dual, warm.pair_cols, costs)
+        solution = recover(program, dual, warm.dmap, native)
+        if not solution.ok:
+            raise SolverError.from_solution(solution)
+        return solution
+
+
+def _build_warm(X, y, penalty: str, box: float) -> _WarmDual:
+    """Dualize the C = 1 program once and load it into a HiGHS model (dual simplex)."""
+    from optrank.solvers._highs import HighsBackend
+
+    pairs = PairSet.all_pairs(y)
+    D = pairs.differences(X)
+    program = ranksvm_program(D, np.ones(len(pairs)), penalty, "hinge", box)
+    dual, dmap = dualize(program)
+    n_pairs = len(pairs)
+    y_cols = np.flatnonzero(dmap.row_cols < n_pairs)
+    if not (y_cols.size == n_pairs and np.array_equal(dmap.row_cols[y_cols], np.arange(n_pairs))
+            and np.all(dual.col_upper[y_cols] == 1.0)):
+        raise RuntimeError("the pair slacks were not eliminated into bounds; cannot warm-start")
+    highs = HighsBackend().build(dual, dict(_OPTIONS))
+    return _WarmDual(program, dual, dmap, highs, y_cols.astype(np.int32), pairs, D)
+
+
+def _with_costs(program, costs: np.ndarray):
+    """The primal Program at pair costs ``costs`` (only the ``xi`` costs change)."""
+    c = program.c.copy()
+    c[program.col_blocks["xi"]] = costs
+    return dataclasses.replace(program, c=c)
+
+
+def _with_pair_bounds(dual, pair_cols: np.ndarray, costs: np.ndarray):
+    upper = dual.col_upper.copy()
+    upper[pair_cols] = costs
+    return dataclasses.replace(dual, col_upper=upper)
+
+
+def _evict() -> None:
+    def nnz(w: _WarmDual) -> int:
+        return int(getattr(w.D, "nnz", np.size(w.D)))
+
+    while len(_CACHE) > CACHE_ENTRIES or (len(_CACHE) > 1 and
+                                          sum(nnz(w) for w in _CACHE.values()) > CACHE_NNZ):
+        _CACHE.popitem(last=False)

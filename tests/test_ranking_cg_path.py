@@ -1,0 +1,60 @@
+"""PathRankSVM (warm HiGHS dual along the C grid) against independent RankSVM fits."""
+
+import numpy as np
+import pytest
+
+from optrank import RankSVM
+from optrank.estimators._path_ranksvm import PathRankSVM, clear_path_cache, path_cache_size
+from optrank.models._prototype_features import DistanceFeatures
+
+GRID = [1e-3, 1e-2, 1e-1, 1.0, 10.0, 1e3]
+
+
+def _data(seed=0, n=60, d=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] - 0.5 * X[:, 1] + 0.7 * rng.normal(size=n) > 0.4, 1, -1)
+    return X, y
+
+
+@pytest.mark.parametrize("penalty", ["l1", "linf_penalty"])
+def test_warm_path_reaches_the_independent_optimum(penalty):
+    """Objective of every grid point equal to a cold fit's to 1e-8 relative; the model is
+    reused (warm) after the first point; on these generic data the weights agree too."""
+    clear_path_cache()
+    X, y = _data()
+    for i, C in enumerate(GRID):
+        warm = PathRankSVM(penalty=penalty, C=C).fit(X, y)
+        cold = RankSVM(penalty=penalty, C=C).fit(X, y)
+        assert warm.solution_.stats["warm"] is (i > 0)
+        assert warm.solution_.objective == pytest.approx(cold.solution_.objective, rel=1e-8)
+        assert np.all(warm.duals_ >= -1e-9) and np.all(warm.duals_ <= C * (1 + 1e-9))
+        np.testing.assert_allclose(warm.margins_, warm.pairs_.differences(X) @ warm.coef_)
+        np.testing.assert_allclose(warm.coef_, cold.coef_, rtol=0, atol=1e-6)
+    assert path_cache_size() == 1
+
+
+def test_dissimilarity_folds_and_grid_in_the_runner_order():
+    """Grid outer, folds inner (the runner's order): one warm model per fold, and the
+    validation AUC of every (C, fold) equal to the independent fit's to 1e-9 (the
+    z-scored distance features are in general position: unique optimum)."""
+    clear_path_cache()
+    X, y = _data(seed=1, n=50, d=3)
+    folds = [np.arange(50) % 3 != k for k in range(3)]
+    for C in GRID[:4]:
+        for train in folds:
+            feats = DistanceFeatures().fit(X[train])
+            Ftr, Fva = feats.transform(X[train]), feats.transform(X[~train])
+            warm = PathRankSVM(penalty="l1", C=C).fit(Ftr, y[train])
+            cold = RankSVM(penalty="l1", C=C).fit(Ftr, y[train])
+            assert warm.score(Fva, y[~train]) == pytest.approx(cold.score(Fva, y[~train]),
+                                                               abs=1e-9)
+    assert path_cache_size() == 3
+
+
+def test_non_lp_settings_fall_back_to_ranksvm():
+    clear_path_cache()
+    X, y = _data(seed=2, n=30)
+    model = PathRankSVM(penalty="l1", C=1.0, solver="cvxpy:CLARABEL").fit(X, y)
+    assert path_cache_size() == 0
+    assert model.solution_.backend != "highs"
