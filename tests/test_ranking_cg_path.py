@@ -58,3 +58,19 @@ def test_non_lp_settings_fall_back_to_ranksvm():
     model = PathRankSVM(penalty="l1", C=1.0, solver="cvxpy:CLARABEL").fit(X, y)
     assert path_cache_size() == 0
     assert model.solution_.backend != "highs"
+
+
+@pytest.mark.parametrize("C", [1e-2, 1.0, 100.0])
+def test_l2_scores_form_gives_the_ranksvm_weights(C):
+    """Same w as the pair-difference QP (unique: strictly convex) to 1e-5 relative to
+    |w|; objectives to 1e-7 relative (Clarabel's default tolerances)."""
+    X, y = _data(seed=3, n=50, d=5)
+    ours = PathRankSVM(penalty="l2", C=C).fit(X, y)
+    ref = RankSVM(penalty="l2", C=C).fit(X, y)
+    assert ours.solution_.primal.keys() >= {"w", "s", "xi"}
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=0,
+                               atol=1e-5 * np.abs(ref.coef_).max())
+    margins = ours.pairs_.differences(X) @ ours.coef_
+    obj = lambda w, mg: 0.5 * w @ w + C * np.maximum(0, 1 - mg).sum()  # noqa: E731
+    assert obj(ours.coef_, margins) == pytest.approx(ref.solution_.objective, rel=1e-7)
+    np.testing.assert_allclose(ours.margins_, margins, atol=1e-9)
