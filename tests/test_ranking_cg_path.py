@@ -74,3 +74,52 @@ def test_l2_scores_form_gives_the_ranksvm_weights(C):
     obj = lambda w, mg: 0.5 * w @ w + C * np.maximum(0, 1 - mg).sum()  # noqa: E731
     assert obj(ours.coef_, margins) == pytest.approx(ref.solution_.objective, rel=1e-7)
     np.testing.assert_allclose(ours.margins_, margins, atol=1e-9)
+
+
+def _xor(seed=0, n=70):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=n) > 0, 1, -1)
+    return X, y
+
+
+def test_ranking_cg_tol_grid_replays_one_path_exactly():
+    """RankingCG over the alpha (tol) grid: every fit after the first is cut from the
+    stored path; prototypes, weights, duals and history equal an independent fit's
+    (bitwise: the loop is deterministic)."""
+    from optrank import RankingCG
+    from optrank.estimators._ranking_cg import _PATHS, clear_path_cache
+
+    X, y = _xor()
+    clear_path_cache()
+    replayed = [RankingCG(max_prototypes=12, random_state=0, tol=t).fit(X, y)
+                for t in (1e-5, 1e-3, 2.5e-2, 5e-2)]
+    assert len(_PATHS) == 1
+    for model in replayed:
+        clear_path_cache()
+        ref = RankingCG(max_prototypes=12, random_state=0, tol=model.tol).fit(X, y)
+        assert model.prototypes_.shape == ref.prototypes_.shape
+        np.testing.assert_array_equal(model.prototypes_, ref.prototypes_)
+        np.testing.assert_array_equal(model.weights_, ref.weights_)
+        np.testing.assert_array_equal(model.duals_, ref.duals_)
+        assert [h["train_auc"] for h in model.history_] == [h["train_auc"]
+                                                             for h in ref.history_]
+        np.testing.assert_array_equal(model.decision_function(X), ref.decision_function(X))
+    assert len({m.prototypes_.shape[0] for m in replayed}) > 1  # the cuts differ
+
+
+def test_a_longer_tol_than_stored_runs_again_and_validation_fits_are_not_stored():
+    from optrank import RankingCG
+    from optrank.estimators._ranking_cg import _PATHS, clear_path_cache
+
+    X, y = _xor(seed=1)
+    clear_path_cache()
+    short = RankingCG(max_prototypes=12, random_state=0, tol=5e-2).fit(X, y)
+    long = RankingCG(max_prototypes=12, random_state=0, tol=1e-5).fit(X, y)
+    assert long.prototypes_.shape[0] >= short.prototypes_.shape[0]
+    clear_path_cache()
+    ref = RankingCG(max_prototypes=12, random_state=0, tol=1e-5).fit(X, y)
+    np.testing.assert_array_equal(long.weights_, ref.weights_)
+    clear_path_cache()
+    RankingCG(max_prototypes=5, random_state=0).fit(X, y, X_val=X, y_val=y)
+    assert len(_PATHS) == 0

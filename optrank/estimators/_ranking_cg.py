@@ -11,7 +11,10 @@ to the prototypes, z-scored on the training set.
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections import OrderedDict
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -32,6 +35,56 @@ FIRST_PROTOTYPE = ("random", "best")
 SUPPORT_TOL = 1e-9
 
 
+PATH_CACHE_ENTRIES = 8  # 5 CV folds + refit per process, with room to spare
+PATH_CACHE_FLOATS = 30_000_000  # pair-sized arrays kept (~4 per iteration), ~240 MB
+
+
+@dataclass
+class _Path:
+    """One column-generation run: everything a fit with another ``tol`` needs."""
+
+    prototypes: np.ndarray
+    means: np.ndarray
+    scales: np.ndarray
+    history: list
+    results: list  # MasterResult per iteration
+    pairs: PairSet
+    reason: str  # "converged" (this tol), "cap" (max_prototypes), "optimal" (no column)
+
+
+_PATHS: OrderedDict[str, _Path] = OrderedDict()
+
+
+def clear_path_cache() -> None:
+    """Forget the stored column-generation paths of this process."""
+    _PATHS.clear()
+
+
+def _path_key(model, X, y) -> str:
+    """Training data and every parameter except ``tol`` (which only picks the stop)."""
+    params = {k: v for k, v in model.get_params().items() if k != "tol"}
+    h = hashlib.blake2b(digest_size=20)
+    h.update(type(model).__name__.encode())
+    h.update(repr(sorted((k, repr(v)) for k, v in params.items())).encode())
+    for part in (np.ascontiguousarray(X, dtype=np.float64), np.asarray(y)):
+        h.update(str(part.shape).encode())
+        h.update(part.tobytes())
+    return h.hexdigest()
+
+
+def _remember(key: str, path: _Path) -> None:
+    """Keep ``path`` (its masters hold ~4 pair-sized arrays each) within the budgets."""
+    def size(p: _Path) -> int:
+        return 4 * len(p.pairs) * len(p.results)
+
+    if size(path) > PATH_CACHE_FLOATS:
+        return
+    _PATHS[key] = path
+    while len(_PATHS) > PATH_CACHE_ENTRIES or sum(size(p) for p in _PATHS.values()) > (
+            PATH_CACHE_FLOATS):
+        _PATHS.popitem(last=False)
+
+
 class _RankingCGBase(RankerMixin, BaseEstimator):
     """The column-generation loop shared by the smooth, bounded and unbounded variants."""
 
@@ -49,17 +102,49 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
         val = None if X_val is None else (np.asarray(X_val, dtype=np.float64), y_val)
         pairs = PairSet.all_pairs(y)
         C, box = self._master_terms()
+        key = None if val is not None else _path_key(self, X, y)
+        if key is not None and self._replay(_PATHS.get(key)):
+            _PATHS.move_to_end(key)
+            return self
         pair_cost = 1.0 / len(pairs) if getattr(self, "reduction", "sum") == "mean" else 1.0
         master = make_master(len(pairs), C, box, self.solver, self.form, self.solver_options,
                              self.warm_start, pair_cost)
-        self._run(X, y, pairs, master, val)
+        path = self._run(X, y, pairs, master, val, keep=key is not None)
+        if key is not None:
+            _remember(key, path)
         return self
 
-    def _run(self, X, y, pairs, master, val) -> None:
+    def _replay(self, path: _Path | None) -> bool:
+        """Set the fitted state from a stored path when this ``tol`` stops inside it.
+
+        The path (prototypes, masters, training AUCs) does not depend on ``tol``, which
+        only decides where it stops: a fit with another ``tol`` is the same path cut
+        where its own stopping rule first fires (exactly what an independent fit would
+        compute, since the loop is deterministic). Returns False when the path would
+        run past the stored one (its own stop was a larger ``tol``'s convergence).
+        """
+        if path is None:
+            return False
+        aucs = [h["train_auc"] for h in path.history]
+        for k in range(1, len(aucs) + 1):
+            z_prev = aucs[k - 2] if k > 1 else 1e-6
+            if self._converged(z_prev, aucs[k - 1]) or k >= int(self.max_prototypes):
+                break
+        else:
+            if path.reason == "converged":
+                return False
+            k = len(aucs)
+        self.prototypes_ = path.prototypes[:k].copy()
+        self.history_ = [dict(h) for h in path.history[:k]]
+        self._set_state(path.results[k - 1], path.pairs, path.means[:k], path.scales[:k])
+        return True
+
+    def _run(self, X, y, pairs, master, val, keep: bool = False) -> _Path:
         q = self._first_prototype(X, pairs)
         self.prototypes_, self.history_ = np.zeros((0, X.shape[1])), []
         means, scales, columns = [], [], []
         z_prev, pricing_time = 1e-6, 0.0
+        results, reason = [], "cap"
         while True:
             dist = euclidean_distances(X, q[None, :])
             mean, scale = distance_scaling(dist)
@@ -72,7 +157,12 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
             self._set_state(res, pairs, np.array(means), np.array(scales))
             z = auc(y, F @ res.weights)
             self._record(res, z, val, pricing_time)
-            if self._converged(z_prev, z) or len(columns) >= int(self.max_prototypes):
+            if keep:
+                results.append(res)
+            if self._converged(z_prev, z):
+                reason = "converged"
+                break
+            if len(columns) >= int(self.max_prototypes):
                 break
             t0 = time.perf_counter()
             a = sample_coefficients(res.duals, pairs.pos, pairs.neg, X.shape[0])
@@ -80,8 +170,11 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
                           self.pricing_tol)
             pricing_time = time.perf_counter() - t0
             if found.value <= SUPPORT_TOL:  # no column prices out: the LP is optimal
+                reason = "optimal"
                 break
             q, z_prev = found.q, z
+        return _Path(self.prototypes_.copy(), np.array(means), np.array(scales),
+                     [dict(h) for h in self.history_], results, pairs, reason)
 
     def _first_prototype(self, X, pairs) -> np.ndarray:
         """Paper: a random training point (seeded). ``"best"``: eq. 11 at ``pi = 1``."""
