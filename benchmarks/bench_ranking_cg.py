@@ -11,6 +11,16 @@ Cases (fixed seeds):
 * ``datasets``: full fits of SmoothRankingCG (C=1e-3) on KEEL sets: time per CG
   iteration split into master and pricing, and time per dataset; medians.
 
+* ``protocol``: the full Table C.1 protocol (stratified 75/25 split, 5-fold CV over
+  each method's 13/14-value grid, refit, the monitored refit) of the 5 methods on
+  some KEEL sets, run in this process as the runner's cells: seconds per dataset per
+  method and in total, median over the datasets.
+* ``reuse``: on one dataset, the inner grid search of each method with the reuse of
+  this project (warm HiGHS dual along C for L1/L-infinity Ranking, score-form QP for
+  Ranking SVM, one stored CG path across the alpha grid for Ranking-CG) against
+  independent fits (``RankSVM`` rebuilt per C, no stored paths): seconds, ratio and
+  whether the chosen grid point and the CV AUC agree.
+
 Run: ``.venv/bin/python benchmarks/bench_ranking_cg.py [--quick]``.
 """
 
@@ -85,8 +95,11 @@ def master_case(n_pos: int, n_neg: int, iterations: int, C: float, cvxpy_solver:
                 primal_iterations: int, primal_limit: float) -> dict:
     X, y = synthetic(n_pos, n_neg)
     rows = {}
+    rows["primal"] = None
     for form, its, limit in (("dual", iterations, None),
                              ("primal", primal_iterations, primal_limit)):
+        if its < 1:
+            continue
         model, total = fit_history(X, y, form, its, C, limit)
         rows[form] = model
         rows[form + "_total"] = total
@@ -96,7 +109,8 @@ def master_case(n_pos: int, n_neg: int, iterations: int, C: float, cvxpy_solver:
     return {
         "n_pairs": n_pos * n_neg,
         "warm_dual": [h["master_time"] for h in rows["dual"].history_],
-        "warm_primal": [h["master_time"] for h in rows["primal"].history_],
+        "warm_primal": ([h["master_time"] for h in rows["primal"].history_]
+                        if rows["primal"] is not None else []),
         "pricing": [h["pricing_time"] for h in rows["dual"].history_[1:]],
         "rebuild": rebuild,
         "max_rel_objective_gap": max(abs(a - b) / max(abs(b), 1.0)
@@ -121,6 +135,98 @@ def dataset_case(names, C: float, max_prototypes: int) -> list[dict]:
             "pricing": statistics.median([h["pricing_time"] for h in model.history_[1:]] or [0]),
         })
     return out
+
+
+PROTOCOL_DATASETS = ("glass-0-4_vs_5", "ecoli-0-3-4_vs_5", "new-thyroid1")
+
+
+def _table_c1():
+    from optrank.experiments.protocols.table_c1 import TABLE_C1
+
+    return TABLE_C1
+
+
+def _cell(protocol, name):
+    from optrank.experiments._runner import Cell
+
+    entry = next(e for e in protocol.datasets if e.reference_name == name)
+    return Cell(entry, 0, 0)
+
+
+def protocol_case(names) -> list[dict]:
+    """Seconds of each method's full-protocol cell (CV grid search + refit) per dataset."""
+    from optrank.experiments._runner import run_cell
+
+    out = []
+    for name in names:
+        row = {"dataset": name}
+        for protocol in _table_c1():
+            t0 = time.perf_counter()
+            result = run_cell(protocol, _cell(protocol, name))
+            row[protocol.reference_method] = time.perf_counter() - t0
+            row[protocol.reference_method + " error"] = result["error"]
+        row["total"] = sum(v for k, v in row.items() if isinstance(v, float))
+        out.append(row)
+    return out
+
+
+def reuse_case(name: str) -> list[dict]:
+    """Inner grid search with the reuse vs independent fits, per method (one dataset)."""
+    from dataclasses import replace
+
+    from optrank.estimators import _path_ranksvm, _ranking_cg
+    from optrank.experiments import _runner
+
+    out = []
+    for protocol in _table_c1():
+        cell = _cell(protocol, name)
+        X, y, _, _ = _runner._train_test(protocol, cell)
+        grid = _runner._grid(protocol)
+        row = {"method": protocol.reference_method}
+        for variant in ("reuse", "independent"):
+            p = protocol
+            if variant == "independent" and "PathRankSVM" in protocol.estimator:
+                p = replace(protocol, estimator="RankSVM")
+            entries = _ranking_cg.PATH_CACHE_ENTRIES
+            if variant == "independent":
+                _ranking_cg.PATH_CACHE_ENTRIES = 0
+            _ranking_cg.clear_path_cache()
+            _path_ranksvm.clear_path_cache()
+            try:
+                t0 = time.perf_counter()
+                scores = [_runner._cv_score(p, cell.dataset, X, y, p.seed, g) for g in grid]
+                row[variant] = time.perf_counter() - t0
+            finally:
+                _ranking_cg.PATH_CACHE_ENTRIES = entries
+            row[variant + "_best"] = grid[int(np.nanargmax(scores))]
+            row[variant + "_scores"] = scores
+        row["max_cv_auc_diff"] = float(np.nanmax(np.abs(np.subtract(row["reuse_scores"],
+                                                                    row["independent_scores"]))))
+        out.append(row)
+    return out
+
+
+def report_protocol(rows: list[dict]) -> None:
+    methods = [p.reference_method for p in _table_c1()]
+    print("\n== full Table C.1 protocol per dataset (s; CV grid + refit + monitored refit) ==")
+    print(f"{'dataset':<20}" + "".join(f"{m[:14]:>15}" for m in methods) + f"{'total':>9}")
+    for r in rows:
+        print(f"{r['dataset']:<20}" + "".join(f"{r[m]:>15.1f}" for m in methods)
+              + f"{r['total']:>9.1f}")
+    print(f"{'median':<20}" + "".join(f"{_med([r[m] for r in rows]):>15.1f}" for m in methods)
+          + f"{_med([r['total'] for r in rows]):>9.1f}")
+    errors = [(r["dataset"], m, r[m + " error"]) for r in rows for m in methods if r[m + " error"]]
+    for e in errors:
+        print("error:", *e)
+
+
+def report_reuse(rows: list[dict], name: str) -> None:
+    print(f"\n== inner grid search on {name}: reuse vs independent fits (s) ==")
+    print(f"{'method':<30}{'reuse':>9}{'indep.':>9}{'ratio':>8}  same choice  max |dCV AUC|")
+    for r in rows:
+        same = r["reuse_best"] == r["independent_best"]
+        print(f"{r['method']:<30}{r['reuse']:>9.1f}{r['independent']:>9.1f}"
+              f"{r['independent'] / r['reuse']:>8.1f}  {str(same):<11}  {r['max_cv_auc_diff']:.1e}")
 
 
 def _med(values) -> float:
@@ -177,13 +283,28 @@ def main(argv=None) -> None:
     parser.add_argument("--cvxpy-solver", default="CLARABEL")
     parser.add_argument("--no-datasets", action="store_true")
     parser.add_argument("--no-master", action="store_true")
+    parser.add_argument("--protocol-datasets", default="",
+                        help="comma-separated KEEL sets for the full-protocol case "
+                             f"('default': {','.join(PROTOCOL_DATASETS)}; empty: skip)")
+    parser.add_argument("--reuse-dataset", default="",
+                        help="KEEL set for the reuse-vs-independent grid search (empty: skip)")
     args = parser.parse_args(argv)
+    import subprocess
+
+    print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     n_pos, n_neg = (40, 250) if args.quick else (args.n_pos, args.n_neg)
     master = None if args.no_master else master_case(
         n_pos, n_neg, args.iterations, args.C, args.cvxpy_solver, args.primal_iterations,
         args.primal_time_limit)
     names = () if args.no_datasets else (DATASETS[:3] if args.quick else DATASETS)
     report(master, dataset_case(names, args.C, 30), args.cvxpy_solver)
+    proto = args.protocol_datasets
+    proto = PROTOCOL_DATASETS if proto == "default" else tuple(n for n in proto.split(",") if n)
+    if proto:
+        report_protocol(protocol_case(proto))
+    if args.reuse_dataset:
+        report_reuse(reuse_case(args.reuse_dataset), args.reuse_dataset)
+    print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
 
 if __name__ == "__main__":
