@@ -37,3 +37,16 @@ def test_lane_dot_equals_dot(n, rng):
     a, b = rng.standard_normal((2, 3, n))
     got = np.asarray(lane_dot(jnp.asarray(a), jnp.asarray(b)))
     np.testing.assert_allclose(got, np.einsum("ij,ij->i", a, b), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [5, 54, 300])
+def test_margin_dot_same_inside_and_outside_grid_trace(n, rng):
+    from optrank.online._xla import grid_trace, margin_dot
+
+    rows, z = rng.standard_normal((2, n)), rng.standard_normal(n)
+    expected = rows @ z
+    np.testing.assert_allclose(margin_dot(jnp.asarray(rows), jnp.asarray(z)), expected,
+                               rtol=1e-12, atol=1e-12)
+    with grid_trace():
+        np.testing.assert_allclose(margin_dot(jnp.asarray(rows), jnp.asarray(z)), expected,
+                                   rtol=1e-12, atol=1e-12)

@@ -22,6 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from optrank.online._xla import grid_trace
+
 
 class Learner(NamedTuple):
     """An online learner: ``init``, ``update`` and the ranking ``score`` function."""
@@ -115,7 +117,8 @@ def _run_grid_jit(factory, static, grid, key, X, Y, n_features, skip_zero):
         lrn = factory(**hp, **dict(static))
         return _scan(lrn.update, lrn.init(key, n_features), X, Y, n_features, skip_zero)
 
-    return jax.vmap(one)(grid)
+    with grid_trace():  # trace-time switch of some reductions (see _xla.margin_dot)
+        return jax.vmap(one)(grid)
 
 
 def run_grid(factory: Callable[..., Learner], grid: dict, X, Y, *, key=None,

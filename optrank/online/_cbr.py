@@ -21,6 +21,7 @@ from optrank.online._base import Learner
 from optrank.online._buffers import Buffers, buffers_init, buffers_push, check_policy
 from optrank.online._features import fourier_frequencies, fourier_map
 from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, scw_loss
+from optrank.online._xla import margin_dot
 
 UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
 
@@ -51,7 +52,7 @@ class CBRState(NamedTuple):
 
 def _pair_full(mu, cov, z, y, C, phi, ok):
     sz = cov @ z
-    v, m = jnp.stack([sz, mu]) @ z  # both reductions in one dot
+    v, m = margin_dot(jnp.stack([sz, mu]), z)  # both reductions at once
     m = y * m
     alpha, beta = scw_coefficients(m, v, C, phi, ok)
     return (
@@ -63,7 +64,7 @@ def _pair_full(mu, cov, z, y, C, phi, ok):
 
 def _pair_diag(mu, cov, z, y, C, phi, ok):
     sz = cov * z
-    v, m = jnp.stack([sz, mu]) @ z  # a dot: vectorised; a plain sum reduces serially
+    v, m = margin_dot(jnp.stack([sz, mu]), z)  # not jnp.sum: XLA would reduce serially
     m = y * m
     # precision form G = 1/cov: G <- G + gain z^2 (Sherman-Morrison on the diagonal)
     alpha, gain = scw_gain(m, v, C, phi, ok)
