@@ -209,3 +209,38 @@ def test_runner_cv_path_equals_independent_grid_points(estimator, params, grid):
     if estimator != "PRSVMPlus":  # one embedding per fold: the very same fits
         cached = _protocol(estimator, {**params, "cache_embeddings": True}, grid)
         assert _runner._cv_scores(cached, entry, X, y, 0, points) == ref
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("block", [7, 2048])
+def test_laplacian_gram_matches_hessian_products(weighted, block):
+    X, y = _toy(5, n=301, d=9)
+    rng = np.random.default_rng(6)
+    sw = rng.uniform(0.3, 2.0, size=len(y)) if weighted else None
+    w = rng.normal(scale=0.3, size=X.shape[1])
+    implicit = PRSVMOracle(X, y, 0.7, sw)
+    implicit.value_grad(w)
+    H = np.array([implicit.hessian(w)(e) for e in np.eye(X.shape[1])]).T
+    gram = implicit.laplacian_gram(implicit._active_at(w), block=block)
+    np.testing.assert_allclose(np.eye(X.shape[1]) + 1.4 * gram, H, rtol=1e-12, atol=1e-12)
+    switched = PRSVMOracle(X, y, 0.7, sw, gram_after=2)  # implicit twice, then the matrix
+    switched.value_grad(w)
+    hessp = switched.hessian(w)
+    for v in rng.normal(size=(5, X.shape[1])):
+        np.testing.assert_allclose(hessp(v), H @ v, rtol=1e-10, atol=1e-10)
+
+
+def test_gram_switch_fit_equals_implicit_fit(monkeypatch):
+    """Kernel-width inputs switch CG to the explicit matrix: same optimum at tight tol."""
+    X, y = _ring(7, n=400)
+    Z = FBAM(n_components=300, gamma=0.5, random_state=0).fit(X, y).features_.transform(X)
+    assert _prsvm._gram_after(Z) == 18 and _prsvm._gram_after(X) is None
+    for C in (0.01, 10.0):
+        switched = PRSVMPlus(C=C, tol=1e-9).fit(Z, y)
+        monkeypatch.setattr(_prsvm, "_gram_after", lambda X: None)
+        plain = PRSVMPlus(C=C, tol=1e-9).fit(Z, y)
+        monkeypatch.undo()
+        f_s, f_p = _objective(Z, y, C, switched.coef_), _objective(Z, y, C, plain.coef_)
+        assert f_s == pytest.approx(f_p, rel=1e-9)
+        np.testing.assert_allclose(switched.coef_, plain.coef_, rtol=1e-5, atol=1e-7)
+    assert switched.history_["cg_iter"].max() > 18  # C = 10 did use the explicit matrix

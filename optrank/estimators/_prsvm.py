@@ -27,6 +27,7 @@ _BACKENDS = ("numpy", "jax")
 # threads only add synchronisation (covtype, 2 shared cores: 1.7x slower with 2).
 _BLAS_THREADS = 1
 _PRECONDITIONERS = (None, "jacobi")
+_GRAM_MIN_FEATURES = 256  # kernel features (NBAM/FBAM: 1600); d x d must be small
 # NBAM/FBAM with cache_embeddings=True: process-wide cache of (input, feature map) ->
 # fitted map, embedding and the embedding of the last scored input. 3 entries: the
 # folds of a 3-fold CV, or FBAM's 3 widths on one fold.
@@ -39,12 +40,24 @@ def make_oracle(X, y_pm, C: float, sample_weight=None, backend: str = "numpy"):
     if backend == "numpy":
         from optrank.models._prsvm_oracle import PRSVMOracle
 
-        return PRSVMOracle(X, y_pm, C, sample_weight)
+        return PRSVMOracle(X, y_pm, C, sample_weight, gram_after=_gram_after(X))
     if backend == "jax":
         from optrank.models._prsvm_oracle_jax import PRSVMOracleJax
 
         return PRSVMOracleJax(X, y_pm, C, sample_weight)
     raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
+
+
+def _gram_after(X) -> int | None:
+    """When CG should switch to the explicit ``X^T M X`` (dense, wide X only).
+
+    Forming it costs two BLAS-3 passes, about ``d / 16`` implicit products (measured:
+    10,144 x 1600, one thread); below ``_GRAM_MIN_FEATURES`` columns (the linear
+    benchmarks) the implicit products stay, as does their memory bound.
+    """
+    if sp.issparse(X) or X.ndim != 2 or X.shape[1] < _GRAM_MIN_FEATURES:
+        return None
+    return max(16, X.shape[1] // 16)
 
 
 def accuracy_threshold(scores: np.ndarray, y_pm: np.ndarray) -> float:
