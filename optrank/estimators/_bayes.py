@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
+from threadpoolctl import threadpool_limits
 
 from optrank._validation import binary_labels
 from optrank.bayes._batch import BatchHyper, fit_batch
@@ -233,8 +234,11 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
 
     def _stream(self, X, y) -> None:
         pool, hyper = self._pool(), self._hyper()
-        for xi, yi in zip(X, y, strict=True):
-            self.model_ = online_step(self.model_, xi, float(yi), pool, hyper, self.budget)
+        # every step works on matrices of at most 2 * budget rows: one BLAS thread is
+        # faster than several (measured 25 vs 51 ms per sonar step, docs/bayes.md)
+        with threadpool_limits(1):
+            for xi, yi in zip(X, y, strict=True):
+                self.model_ = online_step(self.model_, xi, float(yi), pool, hyper, self.budget)
         m = self.model_
         self.support_vectors_, self.support_labels_ = m.X, m.y
         self.sample_weights_, self.kernel_weights_ = m.a_mean, m.be_mean[1:]
@@ -381,6 +385,12 @@ class KOIL(RankerMixin, BaseEstimator):
         self.C_, self.width_ = best["C"], best["width"]
 
     def _stream(self, X, y) -> None:
+        with threadpool_limits(1):
+            self._steps(X, y)
+        self.support_vectors_, self.support_labels_ = self.state_.X, self.state_.y
+        self.dual_coef_ = self.state_.alpha
+
+    def _steps(self, X, y) -> None:
         for xi, yi in zip(X, y, strict=True):
             self.state_ = koil_step(
                 self.state_,
@@ -394,8 +404,6 @@ class KOIL(RankerMixin, BaseEstimator):
                 policy=self.policy,
                 rng=self.rng_,
             )
-        self.support_vectors_, self.support_labels_ = self.state_.X, self.state_.y
-        self.dual_coef_ = self.state_.alpha
 
     def decision_function(self, X):
         X = _dense(validate_predict_data(self, X))
