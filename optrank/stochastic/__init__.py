@@ -9,7 +9,13 @@ jitted ``lax.scan`` driver, ``run_grid`` trains a lambda grid with ``jax.vmap``,
 
 from optrank.online import _xla  # noqa: F401  (XLA_FLAGS before the first compilation)
 from optrank.stochastic._asam import DEFAULT_A_SKIP, DEFAULT_R_SKIP, DEFAULT_T0, asam, sam
-from optrank.stochastic._driver import run, run_grid, run_indices, sample_indices
+from optrank.stochastic._driver import (
+    run,
+    run_grid,
+    run_indices,
+    sample_indices,
+    uniform_indices,
+)
 from optrank.stochastic._psam import hinge_prox_coefficient, prox_hinge, psam
 from optrank.stochastic._sparse import to_padded
 from optrank.stochastic._state import Learner, SAMState, StepInfo
@@ -31,4 +37,5 @@ __all__ = [
     "sam",
     "sample_indices",
     "to_padded",
+    "uniform_indices",
 ]

@@ -21,8 +21,32 @@ BLOCK_BYTES = 1 << 22  # pair differences formed per block of iterations (4 MiB)
 MAX_GROUP = 64  # longest schedule period stepped in unrolled aligned groups
 
 
+def _mulhi(a: jax.Array, b: jax.Array) -> jax.Array:
+    """High 32 bits of the 64-bit product of uint32 ``a`` and ``b`` (16-bit limbs, exact)."""
+    a0, a1 = a & 0xFFFF, a >> 16
+    b0, b1 = b & 0xFFFF, b >> 16
+    a1b0, a0b1 = a1 * b0, a0 * b1
+    mid = ((a0 * b0) >> 16) + (a1b0 & 0xFFFF) + (a0b1 & 0xFFFF)
+    return a1 * b1 + (a1b0 >> 16) + (a0b1 >> 16) + (mid >> 16)
+
+
+def uniform_indices(key: jax.Array, n_rows: int, n_iter: int) -> jax.Array:
+    """``n_iter`` indices in ``[0, n_rows)``: ``floor(u * n_rows / 2^32)`` for uniform 32-bit
+    words ``u`` (Lemire's multiply-shift, one word per index).
+
+    ``jax.random.randint`` draws two words per index and reduces them with integer
+    remainders; on XLA CPU that cost ~35 ns per index, more than a dense ASAM step, this
+    ~4-5 ns. The price is a bias of at most ``n_rows / 2^32`` relative between indices
+    (5.5e-5 for covtype's 238,168 negatives): each index is drawn with probability
+    ``floor(2^32 / n_rows) / 2^32`` or ``ceil(2^32 / n_rows) / 2^32``.
+    """
+    words = jax.random.bits(key, (n_iter,), jnp.uint32)
+    return _mulhi(words, jnp.uint32(n_rows)).astype(jnp.int32)
+
+
 def sample_indices(key: jax.Array, n_pos: int, n_neg: int, n_iter: int):
-    """Uniform positive and negative row indices for ``n_iter`` iterations.
+    """Uniform positive and negative row indices for ``n_iter`` iterations
+    (:func:`uniform_indices` with the two halves of ``jax.random.split(key)``).
 
     Examples
     --------
@@ -32,9 +56,7 @@ def sample_indices(key: jax.Array, n_pos: int, n_neg: int, n_iter: int):
     ((4,), True)
     """
     kp, kn = jax.random.split(key)
-    ip = jax.random.randint(kp, (n_iter,), 0, n_pos)
-    ineg = jax.random.randint(kn, (n_iter,), 0, n_neg)
-    return ip, ineg
+    return uniform_indices(kp, n_pos, n_iter), uniform_indices(kn, n_neg, n_iter)
 
 
 def _block_size(n_iter: int, n_features: int, itemsize: int, multiple: int = 1) -> int:
