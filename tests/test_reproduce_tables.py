@@ -253,3 +253,14 @@ def test_cli_cached_only_reports_the_finished_cells_alone(tmp_path, monkeypatch,
         assert {row["dataset"] for row in csv.DictReader(f)} == {"australian"}
     assert main([*base, "--cached-only", "--no-cache"]) == 2
     assert "cannot go with --no-cache" in capsys.readouterr().err
+
+
+def test_not_run_tells_a_method_left_out_of_this_run_from_one_not_implemented():
+    from optrank.experiments._tables import not_run
+
+    everything = list(reg.PROTOCOLS.values())
+    b2rmk = reg.get_protocol("b2rmk-table3")
+    reasons = {(d, m): r for d, m, r in not_run("003-T3", [b2rmk.only(["heart"])], everything)}
+    assert reasons[("heart", "OB2RMK")].startswith("not in this run")  # has a protocol
+    assert reasons[("sonar", "B2RMK")].startswith("not in this run")  # dataset not selected
+    assert reasons[("heart", "OPAUC")] == "method not implemented as a runner protocol"

@@ -166,7 +166,9 @@ def not_run(table_id: str, protocols, all_protocols) -> list[tuple[str, str, str
     covered = {
         (e.reference_name or e.name, p.reference_method) for p in protocols for e in p.datasets
     }
-    methods = {p.reference_method for p in protocols}
+    methods = {p.reference_method for p in protocols} | {
+        p.reference_method for p in all_protocols if p.table_id == table_id
+    }
     full_datasets = {
         (e.reference_name or e.name, p.reference_method)
         for p in all_protocols
@@ -183,7 +185,7 @@ def not_run(table_id: str, protocols, all_protocols) -> list[tuple[str, str, str
         if row["method"] not in methods:
             reason = "method not implemented as a runner protocol"
         elif key in full_datasets:
-            reason = "not in this run (reduced by --quick or --datasets)"
+            reason = "not in this run (reduced by --quick, --datasets or --cached-only)"
         elif row["dataset"] in anywhere:
             reason = "dataset left out of this method's protocol (see its module)"
         else:
