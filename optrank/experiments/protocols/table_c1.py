@@ -68,7 +68,8 @@ DATASETS = tuple(DatasetEntry(f"keel:{n}", reference_name=n, missing="drop")
                  for n in TABLE_C1_DATASETS)
 
 _COMMON = dict(split="holdout", test_size=0.25, cv_folds=5, preprocessing="standardize",
-               seed=0, quick_datasets=tuple(f"keel:{n}" for n in QUICK_DATASETS))
+               seed=0, quick_datasets=tuple(f"keel:{n}" for n in QUICK_DATASETS),
+               reference_metric="auc_test")  # the metric name of shared/reference 004_tableC.1
 _CG = {"max_prototypes": 100, "random_state": 0}
 _CG_QUICK = {"max_prototypes": 20}
 
