@@ -258,3 +258,26 @@ def test_a_dead_worker_is_an_error_row_and_a_rerun_completes(tmp_path):
     assert all(e == "" or e.startswith("KilledWorker") for e in good_errors)
     again = run_protocol(good, output_dir=tmp_path)
     assert again.stats["cached"] == good_errors.count("") and again.stats["failed"] == 0
+
+
+def test_inner_cv_with_fewer_positives_than_folds_uses_as_many_folds_as_positives():
+    from optrank import PRSVMPlus
+    from optrank.data import stratified_kfold
+    from optrank.experiments._runner import _cv_scores, _inner_folds
+
+    rng = np.random.default_rng(0)
+    y = np.r_[np.ones(3), -np.ones(40)]
+    X = rng.normal(size=(43, 4)) + 1.5 * y[:, None]
+    assert _inner_folds(5, y) == 3 and _inner_folds(5, np.r_[np.ones(9), -np.ones(9)]) == 5
+    with pytest.raises(ValueError, match="at least 2"):
+        _inner_folds(5, np.r_[np.ones(1), -np.ones(9)])
+    p = Protocol(name="tiny-pos", table_id="999-X", estimator="PRSVMPlus",
+                 datasets=(DatasetEntry("heart"),), grid={"C": [0.1, 10.0]}, cv_folds=5)
+    got = _cv_scores(p, p.datasets[0], X, y, 0, [{"C": 0.1}, {"C": 10.0}])
+    # by hand: the 3 stratified folds, each validation fold holding one positive
+    folds = stratified_kfold(y, k=3, random_state=0)
+    assert all((y[va] == 1).sum() == 1 for _, va in folds)
+    for C, value in zip([0.1, 10.0], got, strict=True):
+        want = np.mean([auc(y[va], PRSVMPlus(C=C).fit(X[tr], y[tr]).decision_function(X[va]))
+                        for tr, va in folds])
+        assert value == pytest.approx(want, abs=1e-12)

@@ -164,6 +164,15 @@ def _searches(protocol: Protocol) -> bool:
     return len(_grid(protocol)) > 1 and protocol.cv_folds >= 2
 
 
+def _inner_folds(cv_folds: int, y) -> int:
+    """``cv_folds``, capped at the size of the smaller class of ``y``."""
+    smaller = int(np.unique(y, return_counts=True)[1].min()) if np.unique(y).size == 2 else 0
+    if smaller < 2:
+        raise ValueError(f"the training part has {smaller} member(s) of its smaller class; "
+                         "an inner cross-validation needs at least 2")
+    return min(cv_folds, smaller)
+
+
 def _cv_score(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, params: dict) -> float:
     """Mean inner-CV AUC of one grid point on a training part (see :func:`_cv_scores`)."""
     return _cv_scores(protocol, entry, X, y, seed, [params])[0]
@@ -178,11 +187,15 @@ def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -
     are built fresh for every point. A grid point whose model diverges (non-finite
     scores, e.g. a learning rate of 2^10) scores NaN on that fold and so is never
     chosen; a NaN on every fold gives NaN.
+
+    A training part with fewer members of its smaller class than ``cv_folds`` (a tiny
+    KEEL set: 3 positives for 5 folds) is split into as many folds as that class has
+    members, so that every validation fold holds both classes; fewer than 2 is an error.
     """
     from optrank.data import stratified_kfold
     from optrank.metrics import auc
 
-    folds = stratified_kfold(y, k=protocol.cv_folds, random_state=seed)
+    folds = stratified_kfold(y, k=_inner_folds(protocol.cv_folds, y), random_state=seed)
     fold_aucs = np.empty((len(folds), len(grid)))
     for f, (tr, va) in enumerate(folds):
         Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
