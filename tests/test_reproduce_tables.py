@@ -202,10 +202,11 @@ def test_summary_tables_from_base_runs():
     assert reg.protocols_for_table("003-T3-summary") == reg.protocols_for_table("003-T3")
 
 
-def test_cli_datasets_selection_runs_the_full_protocols_cells(tmp_path, monkeypatch, capsys):
+def _two_dataset_protocol(monkeypatch, name: str, table_id: str) -> Protocol:
+    """A registered 2-fold PRSVM+ protocol on heart and australian (4 cells)."""
     two = Protocol(
-        name="tiny-two",
-        table_id="999-TWO",
+        name=name,
+        table_id=table_id,
         estimator="PRSVMPlus",
         datasets=(DatasetEntry("heart"), DatasetEntry("australian")),
         grid={"C": [1.0]},
@@ -214,6 +215,11 @@ def test_cli_datasets_selection_runs_the_full_protocols_cells(tmp_path, monkeypa
         reference_method="PRSVM+",
     )
     monkeypatch.setitem(reg.PROTOCOLS, two.name, two)
+    return two
+
+
+def test_cli_datasets_selection_runs_the_full_protocols_cells(tmp_path, monkeypatch, capsys):
+    two = _two_dataset_protocol(monkeypatch, "tiny-two", "999-TWO")
     base = ["reproduce", "999-TWO", "--sequential", "--output", str(tmp_path)]
     assert main([*base, "--datasets", "heart"]) == 0
     assert "cells: 2 run, 0 from the cache, 0 failed" in capsys.readouterr().out
@@ -229,17 +235,7 @@ def test_cli_datasets_selection_runs_the_full_protocols_cells(tmp_path, monkeypa
 
 
 def test_cli_cached_only_reports_the_finished_cells_alone(tmp_path, monkeypatch, capsys):
-    two = Protocol(
-        name="tiny-cached",
-        table_id="999-CACHED",
-        estimator="PRSVMPlus",
-        datasets=(DatasetEntry("heart"), DatasetEntry("australian")),
-        grid={"C": [1.0]},
-        split="kfold",
-        outer_folds=2,
-        reference_method="PRSVM+",
-    )
-    monkeypatch.setitem(reg.PROTOCOLS, two.name, two)
+    _two_dataset_protocol(monkeypatch, "tiny-cached", "999-CACHED")
     base = ["reproduce", "999-CACHED", "--sequential", "--output", str(tmp_path)]
     assert main([*base, "--cached-only"]) == 2
     assert "is not a directory" in capsys.readouterr().err
