@@ -16,7 +16,7 @@ from optrank.online._buffers import (
     fifo_push,
     reservoir_push,
 )
-from optrank.online._cbr import CBRState, cbr, fourier_cbr
+from optrank.online._cbr import CBRState, cbr, covariance, fourier_cbr
 from optrank.online._features import fourier_frequencies, fourier_map
 from optrank.online._oam import OAMState, foam, oam
 from optrank.online._opauc import MomentState, adaoam, opauc
@@ -42,6 +42,7 @@ __all__ = [
     "buffers_init",
     "buffers_push",
     "cbr",
+    "covariance",
     "densify",
     "fifo_push",
     "fourier_cbr",

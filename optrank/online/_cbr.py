@@ -32,7 +32,10 @@ class CBRState(NamedTuple):
     Attributes
     ----------
     mu : (p,) mean weight vector (the ranker); ``p = d``, or ``2 m`` with Fourier features.
-    cov : (p, p) covariance, or (p,) its diagonal for CBR-diag.
+    cov : (p, p) a square-root factor ``L`` of the covariance, ``Sigma = L L^T`` (CBR,
+        Fourier CBR; updated in square-root form, so ``Sigma`` stays positive definite
+        in float32), or (p,) the diagonal of ``Sigma`` for CBR-diag. :func:`covariance`
+        gives ``Sigma``.
     buffers : :class:`~optrank.online._buffers.Buffers` holding (mapped) instances.
     C, phi : scalar hyperparameters (``phi = Phi^{-1}(eta)``), vmappable.
     step : int32 number of instances seen.
@@ -50,14 +53,20 @@ class CBRState(NamedTuple):
     theta: jax.Array | None = None
 
 
-def _pair_full(mu, cov, z, y, C, phi, ok):
-    sz = cov @ z
-    v, m = margin_dot(jnp.stack([sz, mu]), z)  # both reductions at once
+def _pair_full(mu, L, z, y, C, phi, ok):
+    # square-root form: Sigma = L L^T and Sigma - beta (Sigma z)(Sigma z)^T
+    # = L (I - beta u u^T) L^T = (L - gamma (L u) u^T)(...)^T with u = L^T z,
+    # gamma = beta / (1 + sqrt(1 - beta |u|^2)); positive definite by construction
+    # (the plain downdate loses it to float32 rounding on long streams, docs/online.md)
+    u = L.T @ z
+    sz = L @ u
+    v, m = margin_dot(jnp.stack([u, mu]), jnp.stack([u, z]))  # |u|^2 = z^T Sigma z, mu.z
     m = y * m
     alpha, beta = scw_coefficients(m, v, C, phi, ok)
+    gamma = beta / (1.0 + jnp.sqrt(jnp.maximum(1.0 - beta * v, 0.0)))
     return (
         mu + alpha * y * sz,
-        cov - beta * jnp.outer(sz, sz),
+        L - gamma * jnp.outer(sz, u),
         jnp.where(ok, scw_loss(m, v, phi), 0.0),
     )
 
@@ -128,6 +137,20 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool):
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 
     return update
+
+
+def covariance(state: CBRState) -> jax.Array:
+    """The covariance ``Sigma`` of a CBR state: ``L L^T`` from the full variant's factor,
+    or the diagonal of CBR-diag as a vector.
+
+    Examples
+    --------
+    >>> import jax
+    >>> lrn = cbr(buffer_size=4)
+    >>> covariance(lrn.init(jax.random.PRNGKey(0), 3)).shape
+    (3, 3)
+    """
+    return state.cov if state.cov.ndim == 1 else state.cov @ state.cov.T
 
 
 def _score(state: CBRState, X):

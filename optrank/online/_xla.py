@@ -101,7 +101,8 @@ def grid_trace():
 
 
 def margin_dot(rows, z):
-    """``rows @ z`` for the ``(2, d)`` stack ``[Sigma z, mu]`` of one CBR pair step.
+    """``rows @ z`` for the ``(2, d)`` stack ``[Sigma z, mu]`` of one CBR pair step (or,
+    with ``z`` a ``(2, d)`` stack too, the two row-wise dots: ``[u.u, mu.z]``).
 
     In a single stream the margin and variance sit on the serial path of every pair step,
     and :func:`lane_dot` (16 partial sums and a halving tree) has the shortest latency
@@ -116,8 +117,8 @@ def margin_dot(rows, z):
     [3.0, 3.0]
     """
     if _GRID_TRACE.get():
-        return rows @ z
-    return lane_dot(rows, z[None, :])
+        return rows @ z if z.ndim == 1 else (rows * z).sum(axis=-1)
+    return lane_dot(rows, z[None, :] if z.ndim == 1 else z)
 
 
 raise_small_loop_threshold()
