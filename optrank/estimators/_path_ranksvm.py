@@ -26,12 +26,12 @@ hinge, a solver other than the default, pair weights) falls back to
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections import OrderedDict
 
 import numpy as np
 import scipy.sparse as sp
 
+from optrank._digest import array_digest
 from optrank.estimators._base import validate_ranking_data
 from optrank.estimators._ranksvm import RankSVM
 from optrank.models._ranksvm import pair_costs, ranksvm_program
@@ -150,12 +150,8 @@ class PathRankSVM(RankSVM):
         return warm
 
     def _key(self, X, y) -> str:
-        h = hashlib.blake2b(digest_size=20)
-        for part in (np.ascontiguousarray(X, dtype=np.float64), np.asarray(y)):
-            h.update(str(part.shape).encode())
-            h.update(part.tobytes())
-        h.update(repr((self.penalty, self.loss, float(self.box))).encode())
-        return h.hexdigest()
+        return array_digest(np.asarray(X, dtype=np.float64), np.asarray(y),
+                            salt=repr((self.penalty, self.loss, float(self.box))))
 
     def _solve(self, warm: _WarmDual, costs: np.ndarray):
         from optrank.solvers._highs import HighsBackend

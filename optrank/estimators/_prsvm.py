@@ -8,7 +8,6 @@ features (Algorithm 2), FBAM with random Fourier features (Algorithm 3).
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 
 import numpy as np
@@ -16,6 +15,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
+from optrank._digest import array_digest
 from optrank._persist import load_npz, save_npz
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.features._fourier import FourierFeatures
@@ -284,14 +284,6 @@ def _check_weights(sample_weight, n: int):
     return sw
 
 
-def _fingerprint(X) -> str:
-    """Digest of an array's (or CSR matrix's) shape, dtype and bytes."""
-    h = hashlib.blake2b(repr((X.shape, X.dtype.str, sp.issparse(X))).encode(), digest_size=16)
-    for part in (X.data, X.indices, X.indptr) if sp.issparse(X) else (X,):
-        h.update(np.ascontiguousarray(part))
-    return h.hexdigest()
-
-
 class _EmbeddedPRSVM(PRSVMPlus):
     """PRSVM+ on a fitted feature map ``features_`` (shared by NBAM and FBAM).
 
@@ -317,7 +309,7 @@ class _EmbeddedPRSVM(PRSVMPlus):
             self._feature_key = None
             self.features_ = features
             return features.fit_transform(X)
-        key = (_fingerprint(X), repr(sorted(features.get_params().items())))
+        key = (array_digest(X), repr(sorted(features.get_params().items())))
         entry = _EMBEDDINGS.pop(key, None)
         if entry is None:
             entry = {"features": features, "Z": features.fit_transform(X), "transformed": None}
@@ -340,7 +332,7 @@ class _EmbeddedPRSVM(PRSVMPlus):
         entry = _EMBEDDINGS.get(getattr(self, "_feature_key", None))
         if entry is None or entry["features"] is not self.features_:
             return self.features_.transform(X)
-        key = _fingerprint(X)
+        key = array_digest(X)
         if entry["transformed"] is None or entry["transformed"][0] != key:
             entry["transformed"] = (key, self.features_.transform(X))
         return entry["transformed"][1]

@@ -11,7 +11,6 @@ to the prototypes, z-scored on the training set.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 
+from optrank._digest import array_digest
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.metrics import auc
 from optrank.models._pricing import price, sample_coefficients, training_point_values
@@ -63,13 +63,8 @@ def clear_path_cache() -> None:
 def _path_key(model, X, y) -> str:
     """Training data and every parameter except ``tol`` (which only picks the stop)."""
     params = {k: v for k, v in model.get_params().items() if k != "tol"}
-    h = hashlib.blake2b(digest_size=20)
-    h.update(type(model).__name__.encode())
-    h.update(repr(sorted((k, repr(v)) for k, v in params.items())).encode())
-    for part in (np.ascontiguousarray(X, dtype=np.float64), np.asarray(y)):
-        h.update(str(part.shape).encode())
-        h.update(part.tobytes())
-    return h.hexdigest()
+    salt = type(model).__name__ + repr(sorted((k, repr(v)) for k, v in params.items()))
+    return array_digest(np.asarray(X, dtype=np.float64), np.asarray(y), salt=salt)
 
 
 def _remember(key: str, path: _Path) -> None:

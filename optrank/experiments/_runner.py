@@ -166,7 +166,8 @@ def _searches(protocol: Protocol) -> bool:
 
 def _inner_folds(cv_folds: int, y) -> int:
     """``cv_folds``, capped at the size of the smaller class of ``y``."""
-    smaller = int(np.unique(y, return_counts=True)[1].min()) if np.unique(y).size == 2 else 0
+    counts = np.unique(y, return_counts=True)[1]
+    smaller = int(counts.min()) if counts.size == 2 else 0
     if smaller < 2:
         raise ValueError(f"the training part has {smaller} member(s) of its smaller class; "
                          "an inner cross-validation needs at least 2")
@@ -470,11 +471,9 @@ def run_protocols(
 def cached_datasets(protocol: Protocol, cache_dir: str | Path) -> list[str]:
     """Names of the protocol's datasets with at least one finished cell in ``cache_dir``."""
     store = CellCache(cache_dir)
-    return [
-        e.name for e in protocol.datasets
-        if any(store.get(cell_key(protocol, c)) is not None
-               for c in cells(protocol) if c.dataset == e)
-    ]
+    done = {c.dataset.name for c in cells(protocol)
+            if store.get(cell_key(protocol, c)) is not None}
+    return [e.name for e in protocol.datasets if e.name in done]
 
 
 def _from_cache(store: CellCache | None, keys) -> tuple[dict, dict]:
