@@ -78,6 +78,23 @@ class PairSet:
         X = np.asarray(X, dtype=np.float64)
         return dense_to_csr(X[self.pos] - X[self.neg])
 
+    def incidence(self, n_samples: int) -> sp.csr_matrix:
+        """The (pairs x n_samples) matrix ``E`` with ``+1`` at ``pos`` and ``-1`` at ``neg``,
+        so that ``E @ X == differences(X)`` and ``E @ s`` gives the pairs' score gaps.
+
+        Examples
+        --------
+        >>> PairSet(np.array([0]), np.array([2])).incidence(3).toarray().tolist()
+        [[1.0, 0.0, -1.0]]
+        """
+        m = len(self)
+        indices = np.column_stack([self.pos, self.neg]).ravel()
+        if indices.size and indices.max() >= n_samples:
+            raise ValueError(f"a pair refers to sample {indices.max()}, "
+                             f"but there are only {n_samples}")
+        data = np.tile([1.0, -1.0], m)
+        return sp.csr_matrix((data, indices, np.arange(0, 2 * m + 1, 2)), shape=(m, n_samples))
+
 
 def dense_to_csr(M: np.ndarray) -> sp.csr_matrix:
     """Dense -> CSR without scipy's per-row overhead; exact zeros are dropped."""

@@ -19,6 +19,7 @@ from optrank.models import (
     pair_costs,
     pair_program,
     ranksvm_program,
+    ranksvm_scores_program,
     smooth_ranksvm_program,
 )
 from optrank.pairs import PairSet
@@ -156,3 +157,39 @@ def test_costs_are_validated(toy):
         ranksvm_program(pairs.differences(X), -np.ones(len(pairs)))
     with pytest.raises(ValueError, match="pair weights have shape"):
         pair_costs(3, 1.0, np.ones(2))
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("penalty", ["l1", "linf", "linf_penalty", "l2"])
+def test_scores_form_has_the_same_optimum_as_the_cvxpy_atoms(toy, penalty, loss):
+    """ranksvm_scores_program (s = X w as variables, 3 nonzeros per pair row) against the
+    pair-difference objective written in cvxpy atoms: objectives to 1e-6 relative, the
+    solved scores equal X @ w, and the L2 weights (unique) to 1e-5."""
+    X, _, pairs, weight = toy
+    costs = pair_costs(len(pairs), 0.1, weight)
+    program = ranksvm_scores_program(X, pairs, costs, penalty, loss, box=0.5)
+    assert program.row_blocks["pairs"] == slice(0, len(pairs))
+    assert program.A[: len(pairs)].getnnz(axis=1).max() == 3
+    sol = solve(program, "auto")
+    value, w_ref = reference(pairs.differences(X).toarray(), costs, penalty, loss, box=0.5)
+    assert sol.objective == pytest.approx(value, rel=1e-6)
+    w = coef_from_solution(sol)
+    np.testing.assert_allclose(sol.primal["scores"], X @ w, atol=1e-6)
+    if penalty == "l2":
+        np.testing.assert_allclose(w, w_ref, atol=1e-5)
+
+
+def test_scores_form_rejects_what_it_cannot_express(toy):
+    X, _, pairs, _ = toy
+    with pytest.raises(ValueError, match="smooth"):
+        ranksvm_scores_program(X, pairs, np.ones(len(pairs)), "smooth")
+    with pytest.raises(ValueError, match="costs"):
+        ranksvm_scores_program(X, pairs, np.ones(3), "l1")
+    with pytest.raises(ValueError, match="only 5"):
+        PairSet(np.array([0]), np.array([7])).incidence(5)
+
+
+def test_incidence_times_X_is_the_pair_differences(toy):
+    X, _, pairs, _ = toy
+    np.testing.assert_array_equal((pairs.incidence(len(X)) @ X),
+                                  pairs.differences(X).toarray())

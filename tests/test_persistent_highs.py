@@ -94,3 +94,28 @@ def test_warm_resolve_after_one_column_takes_fewer_iterations_than_cold():
     cold_res = cold.solve()
     assert cold_res.objective == pytest.approx(warm.solve().objective, rel=1e-9)
     assert warm_iters < cold_res.stats["simplex_iterations"]
+
+
+def test_model_from_a_program_resolves_warm_after_bound_changes():
+    """from_program names the program's blocks; after the column bounds change, the warm
+    re-solve equals linprog of the changed LP (objective 1e-9, primal 1e-7)."""
+    from optrank.solvers._program import Program
+
+    c, A, b = _random_lp(seed=2)
+    program = Program.from_blocks(c, sp.csr_matrix(A), b, np.full(b.size, np.inf),
+                                  np.zeros(c.size), np.full(c.size, np.inf),
+                                  {"x": c.size}, {"r": b.size})
+    m = PersistentHighs.from_program(program)
+    first = m.solve("ipm")
+    assert first.objective == pytest.approx(_linprog_ge(c, A, b)[0], rel=1e-9)
+    m.set_col_bounds(m.col_index("x"), 0.0, 2.0)
+    sol = m.solve("simplex")
+    fun, x, y = _linprog_ge(c, A, b, upper=2.0)
+    assert sol.stats["warm"] and sol.objective == pytest.approx(fun, rel=1e-9, abs=1e-9)
+    np.testing.assert_allclose(sol.primal["x"], x, atol=1e-7)
+    np.testing.assert_allclose(sol.dual["r"], y, atol=1e-7)
+    with pytest.raises(ValueError, match="quadratic"):
+        PersistentHighs.from_program(Program.from_blocks(
+            c, sp.csr_matrix(A), b, np.full(b.size, np.inf), np.zeros(c.size),
+            np.full(c.size, np.inf), {"x": c.size}, {"r": b.size},
+            Q=sp.identity(c.size, format="csr")))

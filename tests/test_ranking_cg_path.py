@@ -67,7 +67,7 @@ def test_l2_scores_form_gives_the_ranksvm_weights(C):
     X, y = _data(seed=3, n=50, d=5)
     ours = PathRankSVM(penalty="l2", C=C).fit(X, y)
     ref = RankSVM(penalty="l2", C=C).fit(X, y)
-    assert ours.solution_.primal.keys() >= {"w", "s", "xi"}
+    assert ours.solution_.primal.keys() >= {"w", "scores", "xi"}
     np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=0,
                                atol=1e-5 * np.abs(ref.coef_).max())
     margins = ours.pairs_.differences(X) @ ours.coef_

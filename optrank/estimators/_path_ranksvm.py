@@ -1,13 +1,21 @@
 """RankSVM LPs re-solved warm along a C grid: one persistent HiGHS dual per training set.
 
+Both programs are written with the scores ``s = X w`` as variables
+(:func:`optrank.models.ranksvm_scores_program`): a pair row ``s_p - s_n + xi_pn >= 1``
+has 3 nonzeros and ``X`` appears once, where the pair-difference form repeats a dense
+row ``x_p - x_n`` for every pair. On the all-pairs LPs of the Table C.1 baselines (one
+feature per training point) that is ~n/4 times fewer nonzeros, and the solves are
+3-10x faster (docs/ranking_cg.md, "Cost of the Table C.1 protocol").
+
 In the dual of the hinge RankSVM LP (:func:`optrank.solvers._dualize.dualize`) the pair
 cost ``C`` enters only as the upper bound of the pair duals, ``0 <= pi_pn <= C``; the
-rows (``|D' pi| <= 1`` for L1 Ranking, the ``t`` row and ``|D' pi|`` rows for
-L-infinity Ranking) do not depend on ``C``. So a grid search over ``C`` on one
-training set can keep one ``highspy.Highs`` model of the dual, change the bounds of
-the ``pi`` columns and re-run dual simplex from the last optimal basis (the basis
-stays dual feasible: only bounds change). The inner cross-validation of the Table C.1
-baselines (14 values of ``C`` x 5 folds on the same folds) is this case.
+rows do not depend on it. So a grid search over ``C`` on one training set keeps the
+dual in a :class:`~optrank.solvers.PersistentHighs` model, changes the bounds of the
+``pi`` columns and re-runs dual simplex from the last optimal basis (the basis stays
+dual feasible: only bounds change). The first, cold solve of a training set runs the
+interior-point method with crossover (measured 2-4x faster than simplex from the
+slack basis on the largest Table C.1 folds). The inner cross-validation of the Table
+C.1 baselines (14 values of ``C`` x 5 folds on the same folds) is this case.
 
 :class:`PathRankSVM` is a :class:`~optrank.estimators.RankSVM` whose ``fit`` does
 that through a small per-process cache keyed by a fingerprint of the training data
@@ -16,11 +24,9 @@ and the model options (not of ``C``). The optimum is the same as an independent 
 common for L-infinity Ranking), the vertex returned may differ from a cold solve's,
 as it may between any two simplex or interior-point runs.
 
-For ``penalty="l2"`` (a QP, Clarabel through cvxpy) there is no warm start; instead
-the fit solves the same QP with the scores ``s = X w`` as extra variables
-(:func:`scores_qp_program`), whose pair rows are sparse. Anything else (squared
-hinge, a solver other than the default, pair weights) falls back to
-:meth:`RankSVM.fit`.
+For ``penalty="l2"`` (a QP, Clarabel through cvxpy) there is no warm start; the fit
+solves the score form of the QP. Anything else (squared hinge, a solver other than
+the default, pair weights) falls back to :meth:`RankSVM.fit`.
 """
 
 from __future__ import annotations
@@ -29,36 +35,34 @@ import dataclasses
 from collections import OrderedDict
 
 import numpy as np
-import scipy.sparse as sp
 
 from optrank._digest import array_digest
 from optrank.estimators._base import validate_ranking_data
 from optrank.estimators._ranksvm import RankSVM
-from optrank.models._ranksvm import pair_costs, ranksvm_program
+from optrank.models._ranksvm import pair_costs, ranksvm_scores_program
 from optrank.pairs import PairSet
 from optrank.solvers._dualize import dualize, recover
-from optrank.solvers._program import Program
+from optrank.solvers._persistent import PersistentHighs
 from optrank.solvers._registry import solve
 from optrank.solvers._solution import SolverError
 
 PATH_PENALTIES = ("l1", "linf", "linf_penalty")
 CACHE_ENTRIES = 8  # 5 CV folds + the refit, with room for a second protocol's folds
-CACHE_NNZ = 40_000_000  # pair-difference nonzeros kept warm per process (~1.5 GB)
-_OPTIONS = {"method": "simplex", "presolve": "off"}  # measured: see docs/ranking_cg.md
+CACHE_NNZ = 40_000_000  # dual-LP nonzeros kept warm per process (~1.5 GB)
+_OPTIONS = {"presolve": "off"}  # measured: see docs/ranking_cg.md
+_COLD, _WARM = "ipm", "simplex"  # HiGHS solver of a training set's first and later solves
 
 
 @dataclasses.dataclass
 class _WarmDual:
     """One training set's dual LP in a live HiGHS model, and what maps it back."""
 
-    program: object  # the primal Program at pair cost 1 (C = 1, reduction "sum")
+    program: object  # the primal Program (score form) at pair cost 1
     dual: object
     dmap: object
-    highs: object
+    model: PersistentHighs  # holds the dual
     pair_cols: np.ndarray  # columns of the dual holding the pair duals pi
     pairs: PairSet
-    D: object
-    n_solves: int = 0
 
 
 _CACHE: OrderedDict[str, _WarmDual] = OrderedDict()
@@ -108,11 +112,10 @@ class PathRankSVM(RankSVM):
         X, y = validate_ranking_data(self, X, y)
         warm = self._warm_model(X, y)
         costs = pair_costs(len(warm.pairs), float(self.C), None, self.reduction)
-        warm.highs.changeColsBounds(warm.pair_cols.size, warm.pair_cols,
-                                    np.zeros(warm.pair_cols.size), costs[: warm.pair_cols.size])
+        warm.model.set_col_bounds(warm.pair_cols, 0.0, costs)
         solution = self._solve(warm, costs)
         self._set_fitted(warm.pairs, solution)
-        self.margins_ = np.asarray(warm.D @ self.coef_).ravel()
+        self.margins_ = _margins(solution, warm.pairs)
         return self
 
     def _scores_qp_capable(self, pair_weight) -> bool:
@@ -123,13 +126,12 @@ class PathRankSVM(RankSVM):
         X, y = validate_ranking_data(self, X, y, accept_sparse=False)
         pairs = PairSet.all_pairs(y)
         costs = pair_costs(len(pairs), float(self.C), None, self.reduction)
-        program = scores_qp_program(X, pairs, costs)
+        program = ranksvm_scores_program(X, pairs, costs, "l2")
         solution = solve(program, "auto", form="primal", **(self.solver_options or {}))
         if not solution.ok:
             raise SolverError.from_solution(solution)
         self._set_fitted(pairs, solution)
-        scores = X @ self.coef_
-        self.margins_ = scores[pairs.pos] - scores[pairs.neg]
+        self.margins_ = _margins(solution, pairs)
         return self
 
     def _warm_capable(self, pair_weight) -> bool:
@@ -154,11 +156,7 @@ class PathRankSVM(RankSVM):
                             salt=repr((self.penalty, self.loss, float(self.box))))
 
     def _solve(self, warm: _WarmDual, costs: np.ndarray):
-        from optrank.solvers._highs import HighsBackend
-
-        native = HighsBackend().run(warm.highs, warm.dual)
-        native.stats["warm"] = warm.n_solves > 0
-        warm.n_solves += 1
+        native = warm.model.solve(_WARM if warm.model.n_solves else _COLD)
         program = _with_costs(warm.program, costs)
         dual = _with_pair_bounds(warm.dual, warm.pair_cols, costs)
         solution = recover(program, dual, warm.dmap, native)
@@ -167,64 +165,24 @@ class PathRankSVM(RankSVM):
         return solution
 
 
-def scores_qp_program(X, pairs: PairSet, costs) -> Program:
-    """The L2 hinge RankSVM with the scores ``s = X w`` as variables (a QP).
-
-        min 1/2 ||w||^2 + sum_pn C_pn xi_pn
-        s.t. s - X w = 0                      (scores, n rows)
-             s_p - s_n + xi_pn >= 1           (pairs)
-             xi >= 0
-
-    The same optimum ``w`` as :func:`optrank.models.ranksvm_program` with
-    ``penalty="l2"``, whose pair rows hold the dense differences ``x_p - x_n``
-    (pairs x d nonzeros); here a pair row has 3 nonzeros and ``X`` appears once
-    (n x d), so the interior-point factorisation is much sparser when there are many
-    more pairs than points (measured 13x faster with Clarabel on a Table C.1 fold,
-    docs/ranking_cg.md). The pair duals of the two forms need not agree: with more
-    pairs than features they are not unique.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from optrank.solvers import solve
-    >>> X = np.array([[1.0], [0.0], [-1.0]]); pairs = PairSet.all_pairs(np.array([1, -1, -1]))
-    >>> sol = solve(scores_qp_program(X, pairs, np.ones(2)), "auto", form="primal")
-    >>> round(float(sol.primal["w"][0]), 4)
-    1.0
-    """
-    X = np.asarray(X, dtype=np.float64)
-    n, d = X.shape
-    m = len(pairs)
-    rows = np.r_[np.arange(m), np.arange(m)]
-    E = sp.csr_matrix((np.r_[np.ones(m), -np.ones(m)], (rows, np.r_[pairs.pos, pairs.neg])),
-                      shape=(m, n))
-    A = sp.vstack([sp.hstack([-sp.csr_matrix(X), sp.identity(n), sp.csr_matrix((n, m))]),
-                   sp.hstack([sp.csr_matrix((m, d)), E, sp.identity(m)])], format="csr")
-    return Program.from_blocks(
-        c=np.r_[np.zeros(d + n), np.asarray(costs, dtype=np.float64)], A=A,
-        row_lower=np.r_[np.zeros(n), np.ones(m)], row_upper=np.r_[np.zeros(n), np.full(m, np.inf)],
-        col_lower=np.r_[np.full(d + n, -np.inf), np.zeros(m)], col_upper=np.full(d + n + m, np.inf),
-        col_blocks={"w": d, "s": n, "xi": m}, row_blocks={"scores": n, "pairs": m},
-        Q=sp.diags(np.r_[np.ones(d), np.zeros(n + m)], format="csr"),
-        meta={"model": "ranksvm_scores_qp"},
-    )
+def _margins(solution, pairs: PairSet) -> np.ndarray:
+    """``s_p - s_n`` of every pair from the solved scores."""
+    scores = np.asarray(solution.primal["scores"])
+    return scores[pairs.pos] - scores[pairs.neg]
 
 
 def _build_warm(X, y, penalty: str, box: float) -> _WarmDual:
-    """Dualize the C = 1 program once and load it into a HiGHS model (dual simplex)."""
-    from optrank.solvers._highs import HighsBackend
-
+    """Dualize the C = 1 program once and load it into a persistent HiGHS model."""
     pairs = PairSet.all_pairs(y)
-    D = pairs.differences(X)
-    program = ranksvm_program(D, np.ones(len(pairs)), penalty, "hinge", box)
+    program = ranksvm_scores_program(X, pairs, np.ones(len(pairs)), penalty, "hinge", box)
     dual, dmap = dualize(program)
     n_pairs = len(pairs)
     y_cols = np.flatnonzero(dmap.row_cols < n_pairs)
     if not (y_cols.size == n_pairs and np.array_equal(dmap.row_cols[y_cols], np.arange(n_pairs))
             and np.all(dual.col_upper[y_cols] == 1.0)):
         raise RuntimeError("the pair slacks were not eliminated into bounds; cannot warm-start")
-    highs = HighsBackend().build(dual, dict(_OPTIONS))
-    return _WarmDual(program, dual, dmap, highs, y_cols.astype(np.int32), pairs, D)
+    model = PersistentHighs.from_program(dual, _OPTIONS)
+    return _WarmDual(program, dual, dmap, model, y_cols.astype(np.int32), pairs)
 
 
 def _with_costs(program, costs: np.ndarray):
@@ -242,7 +200,7 @@ def _with_pair_bounds(dual, pair_cols: np.ndarray, costs: np.ndarray):
 
 def _evict() -> None:
     def nnz(w: _WarmDual) -> int:
-        return int(getattr(w.D, "nnz", np.size(w.D)))
+        return int(w.dual.A.nnz)
 
     while len(_CACHE) > CACHE_ENTRIES or (len(_CACHE) > 1 and
                                           sum(nnz(w) for w in _CACHE.values()) > CACHE_NNZ):

@@ -11,7 +11,9 @@ from optrank.models._ranksvm import (
     pair_costs,
     pair_program,
     ranksvm_program,
+    ranksvm_scores_program,
     regularizer,
+    scores_regularizer,
     smooth_ranksvm_program,
 )
 
@@ -31,6 +33,8 @@ __all__ = [
     "pairwise_loss_grad",
     "prsvm_dask_fit",
     "ranksvm_program",
+    "ranksvm_scores_program",
     "regularizer",
+    "scores_regularizer",
     "smooth_ranksvm_program",
 ]

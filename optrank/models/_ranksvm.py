@@ -156,6 +156,82 @@ def regularizer(penalty: str, d: int, box: float = 1.0, w_old=None,
     raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
 
 
+def scores_regularizer(reg: Regularizer, X) -> Regularizer:
+    """``reg`` with the scores ``s = X w`` as ``n`` extra columns (block ``scores``) tied
+    to the weights by ``n`` equality rows (``s - X w = 0``, row block ``scores``).
+
+    Its ``w_map`` picks the scores, so pair rows built on it read ``s_p - s_n``: with
+    :meth:`PairSet.incidence` as the pair matrix they hold 3 nonzeros each, and ``X``
+    appears once instead of once per pair (see :func:`ranksvm_scores_program`).
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    n, k = X.shape[0], reg.cost.size
+    eye = sp.identity(n, format="csr")
+    A = sp.vstack([sp.hstack([-(X @ reg.w_map), eye]),
+                   sp.hstack([reg.A, sp.csr_matrix((reg.A.shape[0], n))])], format="csr")
+    qdiag = None if reg.qdiag is None else np.concatenate([reg.qdiag, np.zeros(n)])
+    return Regularizer(
+        {**reg.cols, "scores": n}, np.concatenate([reg.cost, np.zeros(n)]),
+        np.concatenate([reg.lower, np.full(n, -np.inf)]),
+        np.concatenate([reg.upper, np.full(n, np.inf)]),
+        sp.hstack([sp.csr_matrix((n, k)), eye], format="csr"),
+        {"scores": n, **reg.rows}, A,
+        np.concatenate([np.zeros(n), reg.row_lower]),
+        np.concatenate([np.zeros(n), reg.row_upper]),
+        qdiag=qdiag, offset=reg.offset,
+    )
+
+
+def ranksvm_scores_program(
+    X,
+    pairs: PairSet,
+    costs: np.ndarray,
+    penalty: str = "l1",
+    loss: str = "hinge",
+    box: float = 1.0,
+) -> Program:
+    """The RankSVM of :func:`ranksvm_program` over ``pairs`` of the rows of ``X``, with
+    the scores ``s = X w`` as variables:
+
+        min R(w) + sum_pn C_pn loss(xi_pn)
+        s.t. s_p - s_n + xi_pn >= 1     (row block ``pairs``, 3 nonzeros a row)
+             s - X w = 0                (row block ``scores``, n rows)
+             the penalty's own rows
+
+    The same optimum ``w`` and objective as ``ranksvm_program(pairs.differences(X),
+    ...)``, whose pair rows hold the dense differences ``x_p - x_n`` (pairs x d
+    nonzeros against 3 x pairs + nnz(X) here). With all the positive-negative pairs of
+    ``n`` points the pair-difference form is ``~n/4`` times larger, which decides the
+    solve time (docs/ranking_cg.md). Column blocks: the penalty's, ``scores``, ``xi``.
+    The pair duals need not equal the other form's where the LP is degenerate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from optrank.solvers import solve
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, -0.5]])
+    >>> pairs = PairSet.all_pairs(np.array([1, -1, -1]))
+    >>> a = solve(ranksvm_scores_program(X, pairs, np.ones(2)), "highs")
+    >>> b = solve(ranksvm_program(pairs.differences(X), np.ones(2)), "highs")
+    >>> bool(abs(a.objective - b.objective) < 1e-9), list(a.primal)[:3]
+    (True, ['w_pos', 'w_neg', 'scores'])
+    """
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    if len(pairs) == 0:
+        raise ValueError("the pair set is empty: no positive-negative pair to rank")
+    costs = np.asarray(costs, dtype=np.float64)
+    if costs.shape != (len(pairs),) or np.any(costs < 0) or not np.all(np.isfinite(costs)):
+        raise ValueError(f"costs must be {len(pairs)} finite non-negative values")
+    if penalty == "smooth":
+        raise ValueError("penalty='smooth' has no score form (use smooth_ranksvm_program)")
+    n, d = X.shape
+    reg = scores_regularizer(regularizer(penalty, d, box), X)
+    return _assemble(pairs.incidence(n), costs, reg, loss,
+                     {"penalty": penalty, "loss": loss, "n_features": d, "box": box,
+                      "pair_rows": "scores"})
+
+
 def ranksvm_program(
     D: sp.csr_matrix,
     costs: np.ndarray,

@@ -17,7 +17,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from optrank.solvers._highs import _OPTIONS, _STATUS
+from optrank.solvers._highs import _OPTIONS, _STATUS, _pass_lp
+from optrank.solvers._program import Program
 from optrank.solvers._solution import Solution, Status
 
 
@@ -62,6 +63,35 @@ class PersistentHighs:
         self.n_cols = 0
         self.n_rows = 0
         self.n_solves = 0
+
+    @classmethod
+    def from_program(cls, program: Program, options: dict | None = None) -> PersistentHighs:
+        """A model holding a whole LP ``program`` in one ``passModel`` call, its column
+        and row blocks named as the program's (for warm re-solves after bound or cost
+        changes, e.g. along a grid of ``C``).
+
+        Examples
+        --------
+        >>> import numpy as np, scipy.sparse as sp
+        >>> p = Program.from_blocks(np.ones(2), sp.csr_matrix([[1.0, 2.0]]), [2.0], [np.inf],
+        ...                         [0, 0], [np.inf, np.inf], {"x": 2}, {"r": 1})
+        >>> m = PersistentHighs.from_program(p)
+        >>> round(m.solve().objective, 6)
+        1.0
+        >>> m.set_col_bounds(m.col_index("x")[1:], 0.0, 0.5)
+        >>> round(m.solve().objective, 6)
+        1.5
+        """
+        if program.is_qp:
+            raise ValueError("PersistentHighs holds LPs; this program has a quadratic term")
+        import highspy
+
+        model = cls(options)
+        _pass_lp(model._h, highspy, program)
+        model._cols = {k: [np.arange(b.start, b.stop)] for k, b in program.col_blocks.items()}
+        model._rows = {k: [np.arange(b.start, b.stop)] for k, b in program.row_blocks.items()}
+        model.n_cols, model.n_rows = program.n_cols, program.n_rows
+        return model
 
     @property
     def highs(self):
@@ -127,8 +157,15 @@ class PersistentHighs:
         cols = np.asarray(cols, dtype=np.int32)
         self._h.changeColsCost(cols.size, cols, _broadcast(cost, cols.size))
 
-    def solve(self) -> Solution:
-        """Re-run HiGHS from the current basis; results by block name."""
+    def solve(self, method: str | None = None) -> Solution:
+        """Re-run HiGHS from the current basis; results by block name.
+
+        ``method`` ("simplex", "ipm", "choose") sets HiGHS's solver for this and later
+        solves (e.g. interior point with crossover for the first, cold solve, and
+        simplex from its basis afterwards).
+        """
+        if method is not None:
+            self._h.setOptionValue("solver", str(method))
         t0 = time.perf_counter()
         self._h.run()
         stats = self._stats(time.perf_counter() - t0)
