@@ -1,5 +1,7 @@
 """RankSVM estimator, bad input, config, CLI and the experiment runner core."""
 
+import csv
+
 import numpy as np
 import pytest
 
@@ -153,3 +155,7 @@ def test_runner_writes_csv_and_markdown_beside_paper(tmp_path):
     assert "| keel:iris0 | 1.0000 | 1.0000 | +0.0000 |" in result.markdown
     assert "Not run / failed" in result.markdown
     assert result.csv_path.read_text().count("\n") == 3
+    rows = list(csv.DictReader(result.csv_path.open()))
+    # the inner CV (2 folds x 2 values of C) is timed apart from the final fit
+    assert float(rows[0]["select_time_s"]) > 0 and float(rows[0]["train_time_s"]) > 0
+    assert rows[1]["select_time_s"] == ""  # the unknown dataset failed before any search
