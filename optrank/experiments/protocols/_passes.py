@@ -1,0 +1,182 @@
+"""Online learners over shuffled passes: the OAM, CBR and SOLAM columns of Tables 6.3 / 7.3.
+
+The estimators of :mod:`optrank.estimators._online` read their stream in row order. The
+runner's training parts keep the file order, which is sorted by label for spambase,
+cod-rna and w8a (one label change each), and chapters 6-7 run SOLAM for several passes.
+These wrappers feed pass ``k`` in the ``k``-th permutation drawn from
+``numpy.random.default_rng(random_state)``: the first pass through the estimator's
+``fit``, the others through ``partial_fit``, which continues the stream (step counter,
+running averages, buffers and their stream counters). An **epoch** of an online learner
+is one such pass. With ``fit(X, y, X_val=..., y_val=...)`` the AUC on the monitoring
+set after every pass is appended to ``history_`` (the runner's per-epoch curves), and
+the fit runs ``monitor_passes`` passes when that is set: the hyperparameters are chosen
+and timed at the tables' ``passes`` while the monitored curve goes on to 60 epochs; its
+first ``passes`` values are those of the unmonitored fit (same seed, same stream).
+
+Referenced by the protocols of :mod:`optrank.experiments.protocols.table_sam` as
+``"optrank.experiments.protocols._passes:OAMPasses"`` etc., so that importing the
+protocols does not import the estimators.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from optrank.estimators._online import CBR, OAM, SOLAM
+
+
+def _rows(X, order):
+    X = X if sp.issparse(X) else np.asarray(X)
+    return X[order]
+
+
+class _ShuffledPasses:
+    """Mixin: ``fit`` runs ``passes`` shuffled passes (see the module docstring)."""
+
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Train for ``passes`` shuffled passes over ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n, d)
+        y : array-like of shape (n,)
+        X_val, y_val : optional monitoring set; ``history_`` gets its AUC after each pass,
+            and ``monitor_passes`` (when set) replaces ``passes``.
+
+        Returns
+        -------
+        self
+        """
+        import jax
+
+        passes = self.passes
+        if X_val is not None and self.monitor_passes is not None:
+            passes = self.monitor_passes
+        if not (isinstance(passes, int | np.integer) and passes >= 1):
+            raise ValueError(
+                f"passes and monitor_passes must be positive integers, got "
+                f"{self.passes!r} and {self.monitor_passes!r}"
+            )
+        rng = np.random.default_rng(self.random_state)
+        y = np.asarray(y)
+        self.history_ = []
+        for k in range(passes):
+            order = rng.permutation(y.shape[0])
+            step = super().fit if k == 0 else super().partial_fit
+            step(_rows(X, order), y[order])
+            if X_val is not None:
+                self.history_.append(float(self.score(X_val, y_val)))
+        jax.block_until_ready(self.state_)  # JAX dispatches asynchronously: time the work
+        return self
+
+
+class OAMPasses(_ShuffledPasses, OAM):
+    """:class:`optrank.OAM` over ``passes`` shuffled passes (buffers of 100 by default).
+
+    Examples
+    --------
+    >>> X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 5)
+    >>> y = np.array([1, -1, 1, -1] * 5)
+    >>> OAMPasses(C=1.0, buffer_size=4, passes=2, random_state=0).fit(X, y).score(X, y)
+    1.0
+    """
+
+    def __init__(
+        self,
+        C=1.0,
+        variant="seq",
+        buffer_size=100,
+        policy="reservoir",
+        n_components=None,
+        gamma=1.0,
+        passes=1,
+        monitor_passes=None,
+        random_state=None,
+        dtype="float32",
+        pos_label=None,
+    ):
+        super().__init__(
+            C=C,
+            variant=variant,
+            buffer_size=buffer_size,
+            policy=policy,
+            n_components=n_components,
+            gamma=gamma,
+            random_state=random_state,
+            dtype=dtype,
+            pos_label=pos_label,
+        )
+        self.passes = passes
+        self.monitor_passes = monitor_passes
+
+
+class CBRPasses(_ShuffledPasses, CBR):
+    """:class:`optrank.CBR` over ``passes`` shuffled passes.
+
+    Examples
+    --------
+    >>> X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 5)
+    >>> y = np.array([1, -1, 1, -1] * 5)
+    >>> CBRPasses(C=1.0, buffer_size=4, random_state=0).fit(X, y).score(X, y)
+    1.0
+    """
+
+    def __init__(
+        self,
+        C=1.0,
+        eta=0.7,
+        buffer_size=50,
+        policy="fifo",
+        diagonal=False,
+        passes=1,
+        monitor_passes=None,
+        random_state=None,
+        dtype="float32",
+        pos_label=None,
+    ):
+        super().__init__(
+            C=C,
+            eta=eta,
+            buffer_size=buffer_size,
+            policy=policy,
+            diagonal=diagonal,
+            random_state=random_state,
+            dtype=dtype,
+            pos_label=pos_label,
+        )
+        self.passes = passes
+        self.monitor_passes = monitor_passes
+
+
+class SOLAMPasses(_ShuffledPasses, SOLAM):
+    """:class:`optrank.SOLAM` over ``passes`` shuffled passes; the step
+    ``learning_rate / sqrt(t)`` and the step-weighted average run over all passes.
+
+    Examples
+    --------
+    >>> X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 5)
+    >>> y = np.array([1, -1, 1, -1] * 5)
+    >>> SOLAMPasses(learning_rate=0.5, passes=3, random_state=0).fit(X, y).score(X, y)
+    1.0
+    """
+
+    def __init__(
+        self,
+        learning_rate=1.0,
+        R=10.0,
+        passes=1,
+        monitor_passes=None,
+        random_state=None,
+        dtype="float32",
+        pos_label=None,
+    ):
+        super().__init__(
+            learning_rate=learning_rate,
+            R=R,
+            random_state=random_state,
+            dtype=dtype,
+            pos_label=pos_label,
+        )
+        self.passes = passes
+        self.monitor_passes = monitor_passes
