@@ -159,3 +159,39 @@ def test_runner_writes_csv_and_markdown_beside_paper(tmp_path):
     # the inner CV (2 folds x 2 values of C) is timed apart from the final fit
     assert float(rows[0]["select_time_s"]) > 0 and float(rows[0]["train_time_s"]) > 0
     assert rows[1]["select_time_s"] == ""  # the unknown dataset failed before any search
+
+
+def test_training_part_is_streamed_in_a_seeded_random_order():
+    """glass is stored one class after the other; a cell's training part must not be
+    (online learners would see one class, then the other). Same rows as the split, a
+    deterministic order, and as many label switches as a random order gives."""
+    from optrank.data import stratified_kfold
+    from optrank.experiments._runner import Cell, _load, _train_test
+
+    protocol = Protocol(name="t", table_id="t", estimator="CBR", outer_folds=5, split="kfold",
+                        datasets=(DatasetEntry("glass"),))
+    cell = Cell(protocol.datasets[0], repetition=1, fold=2)
+    X, y = _load(cell.dataset, cell.dataset.split, None, 1)
+    assert np.sum(y[1:] != y[:-1]) == 1  # the file: one class, then the other
+    X_tr, y_tr, _, _ = _train_test(protocol, cell)
+    train = stratified_kfold(y, k=5, random_state=protocol.seed + 1000)[2][0]
+    assert sorted(map(tuple, X_tr)) == sorted(map(tuple, X[train]))
+    p = np.mean(y_tr > 0)
+    assert np.sum(y_tr[1:] != y_tr[:-1]) > 0.6 * 2 * p * (1 - p) * (y_tr.size - 1)
+    np.testing.assert_array_equal(_train_test(protocol, cell)[1], y_tr)
+    other = _train_test(protocol, Cell(protocol.datasets[0], repetition=2, fold=2))[1]
+    assert other.size != y_tr.size or not np.array_equal(other, y_tr)
+
+
+def test_online_fit_waits_for_the_stream(monkeypatch):
+    """fit blocks until the jitted stream has run (JAX dispatches asynchronously), so a
+    caller timing fit, as the runner's train_time_s does, times the learning."""
+    import jax
+
+    waited = []
+    real = jax.block_until_ready
+    monkeypatch.setattr(jax, "block_until_ready", lambda x: waited.append(x) or real(x))
+    X, y = optrank.data.load("heart")
+    model = optrank.CBR(random_state=0).fit(X, y)
+    assert waited and waited[-1] is model.state_
+    assert all(leaf.is_ready() for leaf in jax.tree_util.tree_leaves(model.state_))

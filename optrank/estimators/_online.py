@@ -85,6 +85,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             self.state_ = self._learner().init(self._key(), n_features)
 
     def _stream(self, X, y_pm):
+        import jax
+
         from optrank.online import run
 
         with _precision(self.dtype):
@@ -94,6 +96,9 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
                                      n_features=X.shape[1])
             else:
                 self.state_, _ = run(self._learner(), self.state_, np.asarray(X, self.dtype), y_pm)
+        # JAX dispatches asynchronously: without this, fit would return before the stream
+        # is learned and a caller timing fit would measure the dispatch alone
+        jax.block_until_ready(self.state_)
         return self
 
     def _labels(self, y):

@@ -108,7 +108,8 @@ def _train_test(protocol: Protocol, cell: Cell):
     X, y = _load(entry, entry.split, protocol.max_instances, seed)
     if entry.test_split is not None:
         X_test, y_test = _load(entry, entry.test_split, protocol.max_instances, seed)
-        return X, y, X_test, y_test
+        order = stream_order(y.size, protocol, cell)
+        return X[order], y[order], X_test, y_test
     split_seed = protocol.seed + 1000 * cell.repetition
     if protocol.split == "holdout":
         train, test = stratified_split(y, test_size=protocol.test_size, random_state=split_seed)
@@ -116,7 +117,28 @@ def _train_test(protocol: Protocol, cell: Cell):
         train, test = stratified_kfold(y, k=protocol.outer_folds, random_state=split_seed)[
             cell.fold
         ]
+    train = train[stream_order(train.size, protocol, cell)]
     return X[train], y[train], X[test], y[test]
+
+
+def stream_order(n: int, protocol: Protocol, cell: Cell) -> np.ndarray:
+    """The seeded random order in which a cell's training part is presented.
+
+    Data files are often sorted by label (glass, svmguide3, spambase, cod-rna, magic04
+    hold one class after the other), and the papers permute the data before splitting:
+    an online learner fed the file order would see a stream of one class, then of the
+    other. Batch learners do not depend on the order beyond the inner cross-validation's
+    random folds. Fixed by (protocol seed, repetition, fold), so reruns are identical.
+
+    Examples
+    --------
+    >>> from optrank.experiments import DatasetEntry, Protocol
+    >>> p = Protocol(name="t", table_id="t", estimator="RankSVM", datasets=(DatasetEntry("heart"),))
+    >>> sorted(stream_order(5, p, Cell(p.datasets[0], 0, 0)).tolist())
+    [0, 1, 2, 3, 4]
+    """
+    seed = (protocol.seed, cell.repetition, cell.fold)
+    return np.random.default_rng(seed).permutation(n)
 
 
 def _preprocess(protocol: Protocol, entry: DatasetEntry, X_train, X_test):
