@@ -1,9 +1,9 @@
 """Online learners over shuffled passes: the OAM, CBR and SOLAM columns of Tables 6.3 / 7.3.
 
-The estimators of :mod:`optrank.estimators._online` read their stream in row order. The
-runner's training parts keep the file order, which is sorted by label for spambase,
-cod-rna and w8a (one label change each), and chapters 6-7 run SOLAM for several passes.
-These wrappers feed pass ``k`` in the ``k``-th permutation drawn from
+The estimators of :mod:`optrank.estimators._online` read their stream in row order;
+the runner hands them the training part in one seeded random order (docs/reproduce.md,
+"Order of the training part"), and chapters 6-7 run SOLAM for several passes. These
+wrappers feed pass ``k`` in the ``k``-th permutation drawn from
 ``numpy.random.default_rng(random_state)``: the first pass through the estimator's
 ``fit``, the others through ``partial_fit``, which continues the stream (step counter,
 running averages, buffers and their stream counters). An **epoch** of an online learner
