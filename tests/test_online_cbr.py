@@ -268,12 +268,14 @@ def test_buffers_are_updated_in_place(policy):
 
 
 @pytest.mark.skipif(not shared_data_available(), reason="needs shared/data (covtype.binary)")
-def test_full_covariance_survives_a_long_float32_stream():
+@pytest.mark.parametrize("blocked", [False, True])
+def test_full_covariance_survives_a_long_float32_stream(blocked):
     """The square-root update keeps Sigma = L L^T positive definite in float32. On a
     covtype stream (standardised one-hot soil/wilderness columns, exactly collinear;
     6400 instances x buffers of 50, ~300k downdates) the float32 run tracks the float64
     one; the plain downdate ``Sigma - beta (Sigma z)(Sigma z)^T`` lost Sigma to rounding
-    there (test AUC 0.657 in float32 against 0.811 in float64, docs/online.md)."""
+    there (test AUC 0.657 in float32 against 0.811 in float64, docs/online.md). The
+    blocked (compact-WY) form keeps the factor too."""
     from optrank.data import Standardizer, load
 
     X, y = load("covtype.binary")
@@ -283,7 +285,7 @@ def test_full_covariance_survives_a_long_float32_stream():
     Xtr, Xte = scaler.transform(X[:6400]), scaler.transform(X[6400:])
     states = {}
     for dtype in (jnp.float32, jnp.float64):
-        lrn = cbr(C=2.0**-6, buffer_size=50, dtype=dtype)
+        lrn = cbr(C=2.0**-6, buffer_size=50, blocked=blocked, dtype=dtype)
         states[dtype], _ = run(lrn, lrn.init(KEY, X.shape[1]), Xtr, y[:6400])
     S32 = np.asarray(covariance(states[jnp.float32]), dtype=np.float64)
     assert np.linalg.eigvalsh((S32 + S32.T) / 2).min() > 0
@@ -291,3 +293,83 @@ def test_full_covariance_survives_a_long_float32_stream():
     a32 = roc_auc_score(y[6400:], Xte @ mu32)
     a64 = roc_auc_score(y[6400:], Xte @ mu64)
     assert a64 > 0.78 and abs(a32 - a64) < 5e-3
+
+
+# ---- blocked (compact-WY) form of the full-covariance update ----------------------------------
+
+
+def _blocked_pair(factory, X, Y, **kw):
+    """The final states and losses of one stream with the per-pair and the blocked update."""
+    out = []
+    for blocked in (False, True):
+        lrn = factory(blocked=blocked, dtype=jnp.float64, **kw)
+        state, info = run(lrn, lrn.init(KEY, X.shape[1]), X, Y)
+        out.append((np.asarray(state.mu), np.asarray(covariance(state)), np.asarray(info.loss)))
+    return out
+
+
+def _assert_same(per_pair, blocked, rtol=1e-9):
+    for ref, got in zip(per_pair, blocked, strict=True):
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=rtol * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("policy", ["fifo", "reservoir"])
+@pytest.mark.parametrize("n", [6, 300])  # buffers never full (masked slots) / full
+@pytest.mark.parametrize("d", [5, 30])  # fewer / more features than buffer slots
+def test_blocked_cbr_equals_per_pair(policy, n, d):
+    X, Y = toy(n=n, d=d, seed=6)
+    a, b = _blocked_pair(cbr, X, Y, C=4.0, buffer_size=8, policy=policy)
+    _assert_same(a, b)
+    assert np.abs(a[0]).max() > 0  # the stream did move the ranker
+
+
+@pytest.mark.parametrize("policy", ["fifo", "reservoir"])
+@pytest.mark.parametrize("n", [6, 300])
+def test_blocked_fourier_cbr_equals_per_pair(policy, n):
+    X, Y = toy(n=n, d=3, seed=7)
+    a, b = _blocked_pair(fourier_cbr, X, Y, C=2.0, gamma=0.3, n_components=12, buffer_size=8,
+                         policy=policy)
+    _assert_same(a, b)
+
+
+def test_blocked_cbr_matches_numpy_loop():
+    X, Y = toy()
+    lrn = cbr(C=0.5, eta=0.7, buffer_size=8, blocked=True, dtype=jnp.float64)
+    state, _ = run(lrn, lrn.init(KEY, X.shape[1]), X, Y)
+    mu, cov = np_cbr(X, Y, 0.5, 0.7, 8, "fifo", False, KEY)
+    np.testing.assert_allclose(state.mu, mu, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(covariance(state), cov, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [jnp.float64, jnp.float32])
+def test_blocked_covariance_stays_symmetric_positive_definite(dtype):
+    """Near-duplicate buffer rows and a large C: many strong downdates per instance."""
+    rng = np.random.default_rng(8)
+    X, Y = toy(n=400, d=12, seed=8)
+    X = X[rng.integers(0, 40, 400)] + 1e-3 * rng.normal(size=X.shape)  # 40 distinct points
+    lrn = cbr(C=64.0, buffer_size=10, blocked=True, dtype=dtype)
+    state, _ = run(lrn, lrn.init(KEY, 12), X, Y)
+    S = np.asarray(covariance(state), dtype=np.float64)
+    np.testing.assert_allclose(S, S.T, atol=1e-12)
+    assert np.linalg.eigvalsh(S).min() > 0
+    assert np.all(np.isfinite(np.asarray(state.mu)))
+
+
+def test_blocked_run_grid_equals_separate_runs():
+    X, Y = toy(d=30)
+    Cs = 2.0 ** np.arange(-2, 3)
+    states, _ = run_grid(cbr, {"C": Cs}, X, Y, key=KEY, buffer_size=8, blocked=True,
+                         dtype=jnp.float64)
+    for i in (0, 4):
+        lrn = cbr(C=Cs[i], buffer_size=8, blocked=False, dtype=jnp.float64)
+        s, _ = run(lrn, lrn.init(KEY, 30), X, Y)
+        np.testing.assert_allclose(states.mu[i], s.mu, rtol=1e-9, atol=1e-12)
+
+
+def test_blocked_default_follows_features_and_buffer():
+    from optrank.online._cbr import use_blocked
+
+    assert use_blocked(None, 300, 50)  # FCBR, 150 components
+    assert not use_blocked(None, 54, 50) and not use_blocked(None, 123, 50)  # covtype, a9a
+    assert not use_blocked(None, 200, 100) and use_blocked(None, 300, 100)
+    assert use_blocked(True, 4, 8) and not use_blocked(False, 300, 50)

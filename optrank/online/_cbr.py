@@ -6,7 +6,9 @@ opposite-class instance ``x``, in slot order, with ``z = x_t - x`` and
 ``C_t = C max(1, N_opp / M)`` where ``N_opp`` counts the opposite-class instances seen so
 far (Algorithm 2). The diagonal variant keeps only ``diag(Sigma)``; see ``docs/online.md``
 for how Proposition 2 is read. Fourier CBR (dissertation ch. 5) runs the same update on
-random Fourier features of ``x`` with ``C_t = C`` (Algorithm 8).
+random Fourier features of ``x`` with ``C_t = C`` (Algorithm 8). With many features the
+full-covariance variants run an instance's pair steps in compact-WY (blocked) form, the same
+update in matrix-matrix products (:func:`use_blocked`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, 
 from optrank.online._xla import margin_dot
 
 UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
+# full covariance: the compact-WY update by default when p >= max(128, 3 * buffer_size)
+# (measured crossover near p = 123 for buffers of 50, docs/online.md)
+BLOCKED_MIN_FEATURES = 128
+BLOCKED_FEATURES_PER_SLOT = 3
 
 
 class CBRState(NamedTuple):
@@ -71,6 +77,58 @@ def _pair_full(mu, L, z, y, C, phi, ok):
     )
 
 
+def _wy_sweep(H, m0, mask, C, phi):
+    """The sequential part of :func:`_block_full`: one pass over the rows ``g_j`` of ``H``.
+
+    Returns ``U`` (row ``j``: ``u_j``), ``R = T^T`` (lower triangular, row ``j`` the
+    ``j``-th column of ``T``), the mean coefficients ``c`` and the summed loss.
+    """
+    k, q = H.shape
+    eye = jnp.eye(k, dtype=H.dtype)
+
+    def body(j, carry):
+        U, R, c, loss = carry
+        h = H[j]
+        a = U @ h  # U^T g_j in column notation
+        u = h - (R @ a) @ U  # Q_j^T g_j
+        v = u @ u
+        m = m0[j] + c @ a
+        alpha, beta = scw_coefficients(m, v, C, phi, mask[j])
+        gamma = beta / (1.0 + jnp.sqrt(jnp.maximum(1.0 - beta * v, 0.0)))
+        step = eye[j] - (U @ u) @ R  # e_j - T U^T u_j
+        return (
+            jax.lax.dynamic_update_index_in_dim(U, u, j, 0),
+            jax.lax.dynamic_update_index_in_dim(R, gamma * step, j, 0),
+            c + alpha * step,
+            loss + jnp.where(mask[j], scw_loss(m, v, phi), 0.0),
+        )
+
+    zero = jnp.zeros((), H.dtype)
+    init = (jnp.zeros((k, q), H.dtype), jnp.zeros((k, k), H.dtype), jnp.zeros(k, H.dtype), zero)
+    return jax.lax.fori_loop(0, k, body, init)
+
+
+def _block_full(mu, L, x, y, data, mask, C, phi):
+    """All pair steps of one instance in compact-WY form (full CBR / FCBR, docs/online.md).
+
+    With ``L_0`` the factor on entry, the factor after ``j`` pairs is
+    ``L_j = L_0 Q_j``, ``Q_j = prod_{i<j} (I - gamma_i u_i u_i^T) = I - U T U^T`` (``T``
+    upper triangular). ``G = Z L_0`` holds ``g_j = L_0^T z_j`` for all slots (one GEMM), so
+    ``u_j = L_j^T z_j = g_j - U T^T (U^T g_j)``; the mean moves by
+    ``alpha_j y L_0 Q_j u_j``, and ``Q_j u_j = u_j - U T (U^T u_j)`` lies in the span of
+    ``U``: the accumulated move is ``y L_0 U c`` with ``c`` in slot coordinates, and the
+    margin of pair ``j`` is ``y mu_0.z_j + c.(U^T g_j)``. At the end
+    ``L_k = L_0 - (L_0 U) T U^T`` and ``mu_k = mu_0 + y L_0 U c`` (GEMMs): the same
+    factor ``L_0 Q_k`` as the per-pair steps, so ``Sigma = L L^T`` stays positive
+    definite, and each ``v_j = |u_j|^2`` is a sum of squares.
+    """
+    Z = x - data
+    m0 = y * (Z @ mu)
+    U, R, c, loss = _wy_sweep(Z @ L, m0, mask, C, phi)
+    LU = L @ U.T
+    return mu + y * (LU @ c), L - (LU @ R.T) @ U, loss
+
+
 def _pair_diag(mu, cov, z, y, C, phi, ok):
     sz = cov * z
     v, m = margin_dot(jnp.stack([sz, mu]), z)  # not jnp.sum: XLA would reduce serially
@@ -102,8 +160,22 @@ def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
     return mu, cov, losses.sum()
 
 
+def use_blocked(blocked: bool | None, p: int, buffer_size: int) -> bool:
+    """Whether the full-covariance update of ``p`` features against ``buffer_size`` slots
+    runs in compact-WY form: ``blocked`` if given, else ``p >= max(128, 3 buffer_size)``.
+
+    Examples
+    --------
+    >>> use_blocked(None, 300, 50), use_blocked(None, 54, 50), use_blocked(True, 54, 50)
+    (True, False, True)
+    """
+    if blocked is not None:
+        return bool(blocked)
+    return p >= max(BLOCKED_MIN_FEATURES, BLOCKED_FEATURES_PER_SLOT * buffer_size)
+
+
 @cache
-def _cbr_update(policy: str, diagonal: bool, class_weighted: bool):
+def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool | None = None):
     pair = _pair_diag if diagonal else _pair_full
 
     def update(state: CBRState, x, y):
@@ -122,17 +194,11 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool):
         # XLA can then update the buffer in place; reading before writing makes it copy the
         # whole (2, M, d) buffer twice per instance.
         buffers = buffers_push(state.buffers, own, x, sub, policy)
-        mu, cov, loss = rank_against_buffer(
-            pair,
-            state.mu,
-            state.cov,
-            x,
-            y,
-            buffers.data[opp],
-            buffers.mask[opp],
-            C_t,
-            state.phi,
-        )
+        args = (state.mu, state.cov, x, y, buffers.data[opp], buffers.mask[opp], C_t, state.phi)
+        if not diagonal and use_blocked(blocked, state.mu.shape[0], size):
+            mu, cov, loss = _block_full(*args)
+        else:
+            mu, cov, loss = rank_against_buffer(pair, *args)
         new = state._replace(mu=mu, cov=cov, buffers=buffers, step=state.step + 1, key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 
@@ -184,6 +250,7 @@ def cbr(
     policy: str = "fifo",
     diagonal: bool = False,
     class_weighted: bool = True,
+    blocked: bool | None = None,
     dtype=jnp.float32,
 ) -> Learner:
     """CBR (Proposition 1) or CBR-diag (Proposition 2, ``diagonal=True``).
@@ -201,6 +268,11 @@ def cbr(
         Keep only the diagonal of the covariance.
     class_weighted : bool
         Use ``C_t = C max(1, N_opp / M)`` (True, Algorithm 1) or ``C_t = C``.
+    blocked : bool or None
+        Full covariance only: run the pair steps of an instance in compact-WY form
+        (the same update, in matrix-matrix products; faster for many features). None
+        (default) chooses it when ``n_features >= max(128, 3 buffer_size)``
+        (:func:`use_blocked`); ignored with ``diagonal=True``.
     dtype : float32 (default) or float64.
 
     Examples
@@ -219,7 +291,10 @@ def cbr(
     def init(key, n_features: int) -> CBRState:
         return _init_state(key, n_features, C, eta, buffer_size, diagonal, dtype)
 
-    return Learner(init, _cbr_update(policy, bool(diagonal), bool(class_weighted)), _score)
+    update = _cbr_update(
+        policy, bool(diagonal), bool(class_weighted), None if blocked is None else bool(blocked)
+    )
+    return Learner(init, update, _score)
 
 
 def fourier_cbr(
@@ -232,13 +307,15 @@ def fourier_cbr(
     policy: str = "fifo",
     diagonal: bool = False,
     class_weighted: bool = False,
+    blocked: bool | None = None,
     dtype=jnp.float32,
 ) -> Learner:
     """Fourier CBR (FCBR, dissertation Proposition 3 / Algorithms 8-9).
 
     CBR on ``2 n_components`` random Fourier features of the Gaussian kernel
     ``exp(-gamma ||x - x'||^2)``; frequencies are drawn from the ``init`` key.
-    ``C_t = C`` as in Algorithm 8 unless ``class_weighted``.
+    ``C_t = C`` as in Algorithm 8 unless ``class_weighted``. ``blocked`` as for :func:`cbr`
+    (with the default 150 components, ``p = 300`` and buffers of 50 run blocked).
 
     Examples
     --------
@@ -255,4 +332,7 @@ def fourier_cbr(
         theta = fourier_frequencies(k_theta, n_features, n_components, gamma, jnp.dtype(dtype))
         return _init_state(k_state, 2 * n_components, C, eta, buffer_size, diagonal, dtype, theta)
 
-    return Learner(init, _cbr_update(policy, bool(diagonal), bool(class_weighted)), _score)
+    update = _cbr_update(
+        policy, bool(diagonal), bool(class_weighted), None if blocked is None else bool(blocked)
+    )
+    return Learner(init, update, _score)
