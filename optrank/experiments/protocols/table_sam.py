@@ -27,9 +27,10 @@ Deviations, all because the dissertation leaves them open or the data differ:
   learning rate {1:9:100} read as MATLAB's range (1, 10, 19, ..., 100) x bound
   {10^-1, ..., 10^5}, 84 grid points. The learners see the **whole training part** as
   their stream (covtype: 464,809 rows; no subsample, as the paper's timings imply), in a
-  **seeded random order** (``_passes``: the runner keeps the file order, sorted by label
-  on spambase, cod-rna and w8a). OAM and CBR make **one pass** (online; the paper does
-  not state more). SOLAM's "number of iterations = 15" is read as **15 passes** (the text
+  **seeded random order** (``_passes``: a fresh permutation per pass, on top of the
+  runner's own seeded order; spambase, cod-rna and w8a are stored sorted by label).
+  OAM and CBR make **one pass** (online; the paper does not state more). SOLAM's
+  "number of iterations = 15" is read as **15 passes** (the text
   credits SOLAM's accuracy to "performing multiple passes over the training data"), each
   in a fresh permutation, the step ``lr / sqrt(t)`` and the weighted average running on
   over the passes (``partial_fit`` continues the stream). ``random_state = 0`` seeds the
