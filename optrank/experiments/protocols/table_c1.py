@@ -25,9 +25,10 @@ Deviations, because the paper leaves them open or the data differ:
   the LP of each CV fold, written with the scores ``s = X w`` as variables, is kept in
   one HiGHS model and re-solved warm (dual simplex) for each ``C``. The optimum is that of independent fits; on a degenerate LP (several
   optimal weight vectors) the vertex returned, and so the AUC, may differ from a cold
-  solve's. The L2 Ranking SVM runs the same QP with the scores ``s = X w`` as
-  variables (``ranksvm_scores_program``: sparse pair rows; the optimal ``w`` is unique, so
-  the model is that of ``RankSVM(penalty="l2")`` to Clarabel's tolerance).
+  solve's. The L2 Ranking SVM is solved by the interior-point solver of its dual
+  (``optrank.solvers._pair_qp``, certified relative gap ``1e-7``; Clarabel on the score
+  form of the QP otherwise); the optimal ``w`` is unique, so the model is that of
+  ``RankSVM(penalty="l2")`` to solver tolerance.
 """
 
 from __future__ import annotations
