@@ -74,3 +74,24 @@ def test_bad_input_is_rejected():
         all_pairs_l2_dual(X, np.array([], dtype=int), np.array([1, 2]), np.ones(0))
     with pytest.raises(ValueError, match="positive"):
         all_pairs_l2_dual(X, np.array([0]), np.array([1, 2]), np.array([1.0, 0.0]))
+
+
+def test_capped_bounds_give_the_optimum_of_a_large_C_on_separable_pairs():
+    """On separable data with C far above every dual the bounds are inactive: the solve
+    with bounds capped at twice the largest dual of a rough iterate has the same optimum
+    (certified with the original costs), equal to the plain solve's."""
+    from optrank.solvers._pair_qp import _solve, _solve_capped
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 4))
+    y = np.where(X[:, 0] > 0, 1, -1)  # separable by the first feature
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y != 1)
+    costs = np.full(pos.size * neg.size, 1e6)
+    rough = _solve(X, pos, neg, costs, 1e-14, 100)  # a tolerance no iterate reaches
+    assert not rough.converged
+    capped = _solve_capped(X, pos, neg, rough, 1e-7, 100)
+    assert capped is not None and capped.converged and capped.stats["capped_at"] < 1e6
+    full = all_pairs_l2_dual(X, pos, neg, costs)
+    assert capped.primal_objective == pytest.approx(full.primal_objective, rel=1e-6)
+    s = X @ capped.w
+    assert (s[pos][:, None] - s[neg][None, :]).min() >= 1 - 1e-6  # hard margin met
