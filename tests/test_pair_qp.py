@@ -89,7 +89,7 @@ def test_capped_bounds_give_the_optimum_of_a_large_C_on_separable_pairs():
     costs = np.full(pos.size * neg.size, 1e6)
     rough = _solve(X, pos, neg, costs, 1e-14, 100)  # a tolerance no iterate reaches
     assert not rough.converged
-    capped = _solve_capped(X, pos, neg, rough, 1e-7, 100)
+    capped = _solve_capped(X, pos, neg, costs, rough, 1e-7, 100)
     assert capped is not None and capped.converged and capped.stats["capped_at"] < 1e6
     full = all_pairs_l2_dual(X, pos, neg, costs)
     assert capped.primal_objective == pytest.approx(full.primal_objective, rel=1e-6)
