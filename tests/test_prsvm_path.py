@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from optrank.estimators import _prsvm
 from optrank.estimators._prsvm import FBAM, NBAM, PRSVMPlus
+from optrank.features import _cache as embedding_cache
 from optrank.experiments import _runner
 from optrank.experiments._protocol import DatasetEntry, Protocol
 from optrank.models._prsvm_oracle import PRSVMOracle
@@ -126,9 +127,9 @@ def test_embedded_warm_start_reuses_embedding_and_equals_cold(cls, kwargs):
             warm.decision_function(X_val), cold.decision_function(X_val), rtol=1e-4, atol=1e-6
         )
     assert len(feature_maps) == 1  # one embedding for the whole path
-    embedded_val = _prsvm._EMBEDDINGS[warm._feature_key]["transformed"][1]
+    embedded_val = embedding_cache.entry(warm._feature_key)["transformed"][1]
     warm.decision_function(X_val)
-    assert _prsvm._EMBEDDINGS[warm._feature_key]["transformed"][1] is embedded_val
+    assert embedding_cache.entry(warm._feature_key)["transformed"][1] is embedded_val
     warm.fit(X[:-1], y[:-1])  # another input: a new feature map, a cold start
     assert id(warm.features_) not in feature_maps
     assert warm.history_["grad_norm"][0] == pytest.approx(
@@ -165,7 +166,7 @@ def test_embedding_cache_is_bounded_and_not_pickled():
     model = FBAM(n_components=20, cache_embeddings=True, random_state=0)
     for gamma in (0.1, 0.5, 1.0, 2.0):
         model.set_params(gamma=gamma).fit(X, y)
-    assert len(_prsvm._EMBEDDINGS) == _prsvm._EMBEDDING_CACHE == 3
+    assert embedding_cache.size() == embedding_cache.CAPACITY == 3
     assert len(pickle.dumps(model)) < 20_000  # the embedding (300 x 20) stays out
     back = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))

@@ -8,16 +8,14 @@ features (Algorithm 2), FBAM with random Fourier features (Algorithm 3).
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from optrank._digest import array_digest
 from optrank._persist import load_npz, save_npz
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.features import _cache as embedding_cache
 from optrank.features._fourier import FourierFeatures
 from optrank.features._nystrom import NystromFeatures
 from optrank.solvers._newton import truncated_newton
@@ -28,11 +26,6 @@ _BACKENDS = ("numpy", "jax")
 _BLAS_THREADS = 1
 _PRECONDITIONERS = (None, "jacobi")
 _GRAM_MIN_FEATURES = 256  # kernel features (NBAM/FBAM: 1600); d x d must be small
-# NBAM/FBAM with cache_embeddings=True: process-wide cache of (input, feature map) ->
-# fitted map, embedding and the embedding of the last scored input. 3 entries: the
-# folds of a 3-fold CV, or FBAM's 3 widths on one fold.
-_EMBEDDING_CACHE = 3
-_EMBEDDINGS: OrderedDict = OrderedDict()
 
 
 def make_oracle(X, y_pm, C: float, sample_weight=None, backend: str = "numpy"):
@@ -288,13 +281,11 @@ class _EmbeddedPRSVM(PRSVMPlus):
     """PRSVM+ on a fitted feature map ``features_`` (shared by NBAM and FBAM).
 
     With ``cache_embeddings=True`` (or ``warm_start=True``) fitted feature maps and
-    embeddings are kept in a small process-wide cache (:data:`_EMBEDDINGS`, the last
-    ``_EMBEDDING_CACHE`` inputs), keyed on the input's bytes and the feature map's
-    parameters: fitting again on the same data with another ``C`` reuses the fitted
-    map and the embedded training set, and ``decision_function`` on the same data
-    reuses its embedding. An embedding is a deterministic function of the input and
-    the parameters (given ``random_state``), so this changes no result; it makes a CV
-    over a C grid cost one embedding per fold.
+    embeddings come from the process-wide cache of :mod:`optrank.features._cache`:
+    fitting again on the same data with another ``C`` reuses the fitted map and the
+    embedded training set, and ``decision_function`` on the same data reuses its
+    embedding. A cached map is deterministic (integer ``random_state``), so this changes
+    no result; it makes a CV over a C grid cost one embedding per fold.
     """
 
     def _make_features(self):  # pragma: no cover - abstract
@@ -309,15 +300,8 @@ class _EmbeddedPRSVM(PRSVMPlus):
             self._feature_key = None
             self.features_ = features
             return features.fit_transform(X)
-        key = (array_digest(X), repr(sorted(features.get_params().items())))
-        entry = _EMBEDDINGS.pop(key, None)
-        if entry is None:
-            entry = {"features": features, "Z": features.fit_transform(X), "transformed": None}
-        _EMBEDDINGS[key] = entry
-        while len(_EMBEDDINGS) > _EMBEDDING_CACHE:
-            _EMBEDDINGS.popitem(last=False)
-        self._feature_key, self.features_ = key, entry["features"]
-        return entry["Z"]
+        self.features_, Z, self._feature_key = embedding_cache.fit_transform(features, X)
+        return Z
 
     def _start(self, n_features: int) -> np.ndarray:
         """Warm start only from a ``coef_`` fitted on the same feature map."""
@@ -329,13 +313,7 @@ class _EmbeddedPRSVM(PRSVMPlus):
         self._coef_key = self._feature_key
 
     def _transform(self, X):
-        entry = _EMBEDDINGS.get(getattr(self, "_feature_key", None))
-        if entry is None or entry["features"] is not self.features_:
-            return self.features_.transform(X)
-        key = array_digest(X)
-        if entry["transformed"] is None or entry["transformed"][0] != key:
-            entry["transformed"] = (key, self.features_.transform(X))
-        return entry["transformed"][1]
+        return embedding_cache.transform(getattr(self, "_feature_key", None), self.features_, X)
 
     def _state_arrays(self) -> dict:
         feats = {f"features__{k}": v for k, v in self.features_.fitted_arrays().items()}
@@ -355,7 +333,8 @@ class NBAM(_EmbeddedPRSVM):
         As in :class:`PRSVMPlus` (a warm start needs the same feature map).
     cache_embeddings : bool
         Reuse the fitted feature map and embedding of an input seen in a recent fit
-        (implied by ``warm_start``); results are unchanged, see ``_EmbeddedPRSVM``.
+        (implied by ``warm_start``; only for an integer ``random_state``: other maps
+        are fitted afresh); results are unchanged, see :mod:`optrank.features._cache`.
     n_components : int
         Number of landmarks (the dissertation uses 1600).
     gamma : float or None
@@ -429,7 +408,8 @@ class FBAM(_EmbeddedPRSVM):
         As in :class:`PRSVMPlus` (a warm start needs the same feature map).
     cache_embeddings : bool
         Reuse the fitted feature map and embedding of an input seen in a recent fit
-        (implied by ``warm_start``); results are unchanged, see ``_EmbeddedPRSVM``.
+        (implied by ``warm_start``; only for an integer ``random_state``: other maps
+        are fitted afresh); results are unchanged, see :mod:`optrank.features._cache`.
     n_components : int
         Output dimension ``D`` (the dissertation uses 1600).
     gamma : float or None

@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.multiclass import type_of_target
 
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.features import _cache as embedding_cache
 
 _DTYPES = ("float32", "float64")
 
@@ -279,26 +280,39 @@ class PSAM(_StochasticAUC):
 
 
 class _KernelStochasticAUC(_StochasticAUC):
-    """A stochastic learner on a feature map ``features`` (a sklearn transformer)."""
+    """A stochastic learner on a feature map ``features`` (a sklearn transformer).
+
+    With ``cache_embeddings=True`` the fitted map and the embedded training set come
+    from the process-wide cache of :mod:`optrank.features._cache` when the same map
+    (integer ``random_state``) was fitted on the same input in a recent fit: a CV over
+    the lambda grid then embeds each fold once. Results are unchanged, bit for bit.
+    """
 
     def __init__(self, lam=1e-2, epochs=5, t0=1000.0, r_skip=16, a_skip=8,
                  dtype="float32", random_state=None, pos_label=None, features=None,
-                 n_components=1600):
+                 n_components=1600, cache_embeddings=False):
         super().__init__(lam=lam, epochs=epochs, t0=t0, r_skip=r_skip, a_skip=a_skip,
                          dtype=dtype, random_state=random_state, pos_label=pos_label)
         self.features = features
         self.n_components = n_components
+        self.cache_embeddings = cache_embeddings
 
     def _default_features(self):
         raise NotImplementedError
 
     def _fit_features(self, X):
         transformer = self._default_features() if self.features is None else self.features
-        self.features_ = clone(transformer).fit(X)
-        return self._features(X)
+        transformer = clone(transformer)
+        if not self.cache_embeddings:
+            self._feature_key = None
+            self.features_ = transformer.fit(X)
+            return self._features(X)
+        self.features_, Z, self._feature_key = embedding_cache.fit_transform(transformer, X)
+        return np.asarray(Z, dtype=np.float64)
 
     def _features(self, X):
-        return np.asarray(self.features_.transform(X), dtype=np.float64)
+        key = getattr(self, "_feature_key", None)
+        return np.asarray(embedding_cache.transform(key, self.features_, X), dtype=np.float64)
 
 
 class NASAM(_KernelStochasticAUC):
@@ -312,6 +326,10 @@ class NASAM(_KernelStochasticAUC):
         default Gaussian bandwidth.
     n_components : int, default=1600
         Landmarks of the default feature map (the paper's 1600).
+    cache_embeddings : bool, default=False
+        Reuse the fitted map and embedding of an input seen in a recent fit (only for
+        an integer ``random_state``); results are unchanged, see
+        :mod:`optrank.features._cache`.
     Other parameters as :class:`ASAM`.
 
     Examples

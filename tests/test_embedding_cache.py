@@ -1,0 +1,134 @@
+"""The process-wide cache of fitted feature maps (optrank.features._cache) and the kernel
+stochastic learners that use it (NASAM, NPSAM, FASAM with ``cache_embeddings=True``)."""
+
+import numpy as np
+import pytest
+
+from optrank.estimators._stochastic import FASAM, NASAM, NPSAM
+from optrank.experiments import _runner
+from optrank.experiments._protocol import DatasetEntry, Protocol
+from optrank.features import FourierFeatures, NystromFeatures
+from optrank.features import _cache as embedding_cache
+
+
+def _ring(seed=0, n=240):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    y = np.where(np.hypot(X[:, 0], X[:, 1]) > 1.1, 1, -1)
+    return X, y
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    embedding_cache.clear()
+    yield
+    embedding_cache.clear()
+
+
+def test_deterministic_only_for_integer_seeds():
+    assert embedding_cache.deterministic(NystromFeatures(random_state=0))
+    assert embedding_cache.deterministic(FourierFeatures(random_state=np.int64(3)))
+    assert not embedding_cache.deterministic(NystromFeatures(random_state=None))
+    assert not embedding_cache.deterministic(
+        FourierFeatures(random_state=np.random.RandomState(0))
+    )
+
+
+def test_hit_returns_the_first_map_and_same_bits():
+    X, _ = _ring()
+    first, Z1, key = embedding_cache.fit_transform(NystromFeatures(20, random_state=0), X)
+    second, Z2, key2 = embedding_cache.fit_transform(NystromFeatures(20, random_state=0), X)
+    assert key == key2 and second is first and Z2 is Z1
+    fresh = NystromFeatures(20, random_state=0).fit_transform(X)
+    np.testing.assert_array_equal(Z1, fresh)
+    # another input, another parameter or another map class: a miss
+    _, _, k3 = embedding_cache.fit_transform(NystromFeatures(20, random_state=0), X[1:])
+    _, _, k4 = embedding_cache.fit_transform(NystromFeatures(21, random_state=0), X)
+    _, _, k5 = embedding_cache.fit_transform(FourierFeatures(20, random_state=0), X)
+    assert len({key, k3, k4, k5}) == 4
+    assert embedding_cache.size() == embedding_cache.CAPACITY == 3  # least recent dropped
+    assert embedding_cache.entry(key) is None
+
+
+def test_unseeded_map_is_never_cached():
+    X, _ = _ring()
+    features, _, key = embedding_cache.fit_transform(FourierFeatures(10), X)
+    assert key is None and embedding_cache.size() == 0
+    np.testing.assert_array_equal(
+        embedding_cache.transform(None, features, X), features.transform(X)
+    )
+
+
+def test_transform_reuses_the_last_scored_input():
+    X, _ = _ring()
+    X_val, _ = _ring(1, n=50)
+    features, _, key = embedding_cache.fit_transform(FourierFeatures(10, random_state=0), X)
+    a = embedding_cache.transform(key, features, X_val)
+    assert embedding_cache.transform(key, features, X_val) is a
+    b = embedding_cache.transform(key, features, X_val[:-1])
+    assert b is not a and b.shape == (49, 10)
+    # a map that is not the cached one is transformed directly
+    other = FourierFeatures(10, random_state=0).fit(X)
+    assert embedding_cache.transform(key, other, X_val[:-1]) is not b
+
+
+@pytest.mark.parametrize("cls", [NASAM, NPSAM, FASAM])
+def test_kernel_stochastic_cached_fits_equal_plain_ones_bitwise(cls):
+    X, y = _ring(2)
+    X_val, _ = _ring(3, n=80)
+    kwargs = {"n_components": 25, "epochs": 2, "random_state": 0}
+    for lam in (1e-3, 1e-1):
+        plain = cls(lam=lam, **kwargs).fit(X, y)
+        cached = cls(lam=lam, cache_embeddings=True, **kwargs).fit(X, y)
+        again = cls(lam=lam, cache_embeddings=True, **kwargs).fit(X, y)
+        assert again.features_ is cached.features_
+        np.testing.assert_array_equal(cached.coef_, plain.coef_)
+        np.testing.assert_array_equal(again.coef_, plain.coef_)
+        np.testing.assert_array_equal(
+            again.decision_function(X_val), plain.decision_function(X_val)
+        )
+
+
+def test_nasam_and_npsam_share_one_embedding():
+    X, y = _ring(4)
+    a = NASAM(n_components=20, epochs=1, random_state=0, cache_embeddings=True).fit(X, y)
+    b = NPSAM(n_components=20, epochs=1, random_state=0, cache_embeddings=True).fit(X, y)
+    assert b.features_ is a.features_ and embedding_cache.size() == 1
+
+
+def test_unseeded_kernel_learner_refits_its_map():
+    X, y = _ring(5)
+    a = FASAM(n_components=20, epochs=1, cache_embeddings=True).fit(X, y)
+    b = FASAM(n_components=20, epochs=1, cache_embeddings=True).fit(X, y)
+    assert a.features_ is not b.features_ and embedding_cache.size() == 0
+    assert not np.array_equal(a.features_.transform(X), b.features_.transform(X))
+
+
+def test_partial_fit_with_cache_equals_fit():
+    X, y = _ring(6)
+    kwargs = {"n_components": 20, "random_state": 0, "cache_embeddings": True}
+    fitted = NASAM(epochs=3, **kwargs).fit(X, y)
+    streamed = NASAM(**kwargs)
+    for _ in range(3):
+        streamed.partial_fit(X, y)
+    np.testing.assert_array_equal(streamed.coef_, fitted.coef_)
+
+
+def test_runner_cv_with_cached_embeddings_scores_as_independent_fits():
+    """The runner's fold-outer CV over the lambda grid: one embedding per fold, and
+    exactly the scores of fits that each embed their fold."""
+    X, y = _ring(7, n=300)
+    entry = DatasetEntry("toy")
+
+    def protocol(params):
+        return Protocol(name="t-nasam", table_id="t", estimator="NASAM",
+                        params={"n_components": 20, "epochs": 2, "random_state": 0, **params},
+                        grid={"lam": [1e-4, 1e-2, 1.0]}, datasets=(entry,), cv_folds=3,
+                        preprocessing="standardize")
+
+    plain, cached = protocol({}), protocol({"cache_embeddings": True})
+    points = _runner._grid(plain)
+    ref = _runner._cv_scores(plain, entry, X, y, 0, points)
+    assert embedding_cache.size() == 0
+    assert _runner._cv_scores(cached, entry, X, y, 0, points) == ref
+    assert embedding_cache.size() == 3  # one per inner fold
