@@ -220,3 +220,68 @@ def test_convergence_example_draws_online_curves_and_the_bam_line(tmp_path):
     assert 0.85 < example.reference(results)["spambase"] <= 1.0
     (png,) = example.draw(results, tmp_path)
     assert png.name == "sam_convergence_spambase.png" and png.stat().st_size > 1000
+
+
+# -- the kernel columns of Tables 6.5 / 7.5: NSOLAM, NOAM_seq, NOAM_gra -----------------
+T75 = ["NSOLAM", "NASAM", "NPSAM", "NBAM"]
+T65 = ["NOAM_seq", "NOAM_gra", "NSOLAM", "NASAM", "NBAM"]
+
+
+def test_kernel_tables_run_every_column_in_the_papers_order():
+    assert [p.reference_method for p in reg.protocols_for_table("001-T7.5")] == T75
+    assert [p.reference_method for p in reg.protocols_for_table("001-T6.5")] == T65
+
+
+@needs_reference
+def test_kernel_columns_are_the_reference_csvs_methods():
+    from optrank.experiments._reference import reference_methods
+
+    assert sorted(T75) == reference_methods("001-T7.5")
+    assert sorted(T65) == reference_methods("001-T6.5")
+
+
+def test_kernel_online_columns_are_the_linear_ones_on_1600_landmarks():
+    for kernel, linear in (("nsolam-table7.5", "solam-table7.3"),
+                           ("noam-seq-table6.5", "oam-seq-table6.3"),
+                           ("noam-gra-table6.5", "oam-gra-table6.3")):
+        k, lin = reg.get_protocol(kernel), reg.get_protocol(linear)
+        assert k.grid == lin.grid and k.cv_folds == lin.cv_folds == 3
+        assert k.params == {**lin.params, "n_landmarks": 1600}
+        assert k.estimator.rsplit(":", 1)[1] == "N" + lin.estimator.rsplit(":", 1)[1]
+        assert reg.get_protocol(kernel, quick=True).params["n_landmarks"] == 200
+    assert reg.get_protocol("nsolam-table7.5").repetitions == 3
+    assert reg.get_protocol("noam-seq-table6.5").repetitions == 5
+
+
+def test_nsolam_is_solam_passes_on_the_embedding():
+    """NSOLAM equals SOLAM's passes run by hand on the same fitted Nystrom map, and
+    scores new data through that map."""
+    from optrank.experiments.protocols._passes import NSOLAMPasses
+    from optrank.features import NystromFeatures
+    from optrank.features import _cache as embedding_cache
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((160, 2))
+    y = np.where(np.hypot(X[:, 0], X[:, 1]) > 1.1, 1, -1)
+    X_new = rng.standard_normal((50, 2))
+    embedding_cache.clear()
+    model = NSOLAMPasses(learning_rate=1.0, R=10.0, n_landmarks=25, passes=3,
+                         random_state=0).fit(X, y)
+    features = NystromFeatures(n_components=25, landmarks="kmeans", random_state=0).fit(X)
+    by_hand = SOLAMPasses(learning_rate=1.0, R=10.0, passes=3, random_state=0)
+    by_hand.fit(features.transform(X), y)
+    np.testing.assert_array_equal(model.decision_function(X_new),
+                                  by_hand.decision_function(features.transform(X_new)))
+    assert model.score(X, y) > 0.9  # a ring: linear SOLAM cannot rank it
+    assert SOLAMPasses(learning_rate=1.0, R=10.0, passes=3,
+                       random_state=0).fit(X, y).score(X, y) < 0.75
+    embedding_cache.clear()
+
+
+@pytest.mark.parametrize("name", ["nsolam-table7.5", "noam-gra-table6.5"])
+def test_tiny_kernel_online_cell_ranks_cod_rna(name):
+    p = reg.get_protocol(name, quick=True).only(["cod-rna"])
+    p = replace(p, max_instances=500, grid={k: v[:2] for k, v in p.grid.items()})
+    row = run_cell(p, cells(p)[0])
+    assert row["error"] == "" and row["method"] == reg.get_protocol(name).reference_method
+    assert 0.85 < row["auc"] <= 1.0

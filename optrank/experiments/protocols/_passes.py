@@ -180,3 +180,114 @@ class SOLAMPasses(_ShuffledPasses, SOLAM):
         )
         self.passes = passes
         self.monitor_passes = monitor_passes
+
+
+class _NystromInput:
+    """Mixin: the learner runs on a k-means Nystrom embedding of its input.
+
+    The ``N`` columns of Tables 6.5, 6.6 and 7.5 (NSOLAM, NOAM_seq, NOAM_gra): the map
+    (``n_landmarks`` k-means landmarks, the Gaussian kernel with the dissertation's
+    bandwidth rule, seeded by ``random_state``) is fitted on the training input, the
+    learner runs its shuffled passes on the embedding, and ``decision_function`` embeds
+    its input with the same map. With an integer ``random_state`` the fitted map and the
+    embedding come from :mod:`optrank.features._cache`, so a CV over the learner's grid
+    embeds each fold once, and NASAM / NPSAM of the same fold share it.
+    """
+
+    def _nystrom(self):
+        from optrank.features import NystromFeatures
+
+        return NystromFeatures(n_components=self.n_landmarks, landmarks="kmeans",
+                               random_state=self.random_state)
+
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Embed ``X``, then run the shuffled passes on the embedding (``X_val`` is
+        embedded by ``score`` with the same map)."""
+        from optrank.features import _cache as embedding_cache
+
+        X = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        self.nystrom_, Z, self._feature_key = embedding_cache.fit_transform(self._nystrom(), X)
+        return super().fit(Z, y, X_val, y_val)
+
+    def decision_function(self, X):
+        """Scores of the embedded ``X`` (higher ranks first)."""
+        from optrank.features import _cache as embedding_cache
+
+        X = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        Z = embedding_cache.transform(getattr(self, "_feature_key", None), self.nystrom_, X)
+        return super().decision_function(Z)
+
+
+class NSOLAMPasses(_NystromInput, SOLAMPasses):
+    """SOLAM over shuffled passes on a k-means Nystrom embedding (NSOLAM, Tables 6.5-7.5).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 2)); y = np.where(np.hypot(*X.T) > 1.2, 1, -1)
+    >>> model = NSOLAMPasses(n_landmarks=30, passes=3, random_state=0).fit(X, y)
+    >>> bool(model.score(X, y) > 0.9)
+    True
+    """
+
+    def __init__(
+        self,
+        learning_rate=1.0,
+        R=10.0,
+        n_landmarks=1600,
+        passes=1,
+        monitor_passes=None,
+        random_state=None,
+        dtype="float32",
+        pos_label=None,
+    ):
+        super().__init__(
+            learning_rate=learning_rate,
+            R=R,
+            passes=passes,
+            monitor_passes=monitor_passes,
+            random_state=random_state,
+            dtype=dtype,
+            pos_label=pos_label,
+        )
+        self.n_landmarks = n_landmarks
+
+
+class NOAMPasses(_NystromInput, OAMPasses):
+    """OAM over shuffled passes on a k-means Nystrom embedding (NOAM_seq / NOAM_gra of
+    Tables 6.5 and 6.6).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 2)); y = np.where(np.hypot(*X.T) > 1.2, 1, -1)
+    >>> model = NOAMPasses(C=1.0, n_landmarks=30, buffer_size=20, random_state=0).fit(X, y)
+    >>> bool(model.score(X, y) > 0.9)
+    True
+    """
+
+    def __init__(
+        self,
+        C=1.0,
+        variant="seq",
+        buffer_size=100,
+        policy="reservoir",
+        n_landmarks=1600,
+        passes=1,
+        monitor_passes=None,
+        random_state=None,
+        dtype="float32",
+        pos_label=None,
+    ):
+        super().__init__(
+            C=C,
+            variant=variant,
+            buffer_size=buffer_size,
+            policy=policy,
+            passes=passes,
+            monitor_passes=monitor_passes,
+            random_state=random_state,
+            dtype=dtype,
+            pos_label=pos_label,
+        )
+        self.n_landmarks = n_landmarks
