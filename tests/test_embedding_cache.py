@@ -36,15 +36,18 @@ def test_deterministic_only_for_integer_seeds():
 
 def test_hit_returns_the_first_map_and_same_bits():
     X, _ = _ring()
-    first, Z1, key = embedding_cache.fit_transform(NystromFeatures(20, random_state=0), X)
-    second, Z2, key2 = embedding_cache.fit_transform(NystromFeatures(20, random_state=0), X)
+    first, Z1, key, seconds, reused = embedding_cache.fit_transform(
+        NystromFeatures(20, random_state=0), X)
+    second, Z2, key2, seconds2, reused2 = embedding_cache.fit_transform(
+        NystromFeatures(20, random_state=0), X)
     assert key == key2 and second is first and Z2 is Z1
+    assert (reused, reused2) == (False, True) and seconds2 == seconds > 0
     fresh = NystromFeatures(20, random_state=0).fit_transform(X)
     np.testing.assert_array_equal(Z1, fresh)
     # another input, another parameter or another map class: a miss
-    _, _, k3 = embedding_cache.fit_transform(NystromFeatures(20, random_state=0), X[1:])
-    _, _, k4 = embedding_cache.fit_transform(NystromFeatures(21, random_state=0), X)
-    _, _, k5 = embedding_cache.fit_transform(FourierFeatures(20, random_state=0), X)
+    k3 = embedding_cache.fit_transform(NystromFeatures(20, random_state=0), X[1:]).key
+    k4 = embedding_cache.fit_transform(NystromFeatures(21, random_state=0), X).key
+    k5 = embedding_cache.fit_transform(FourierFeatures(20, random_state=0), X).key
     assert len({key, k3, k4, k5}) == 4
     assert embedding_cache.size() == embedding_cache.CAPACITY == 3  # least recent dropped
     assert embedding_cache.entry(key) is None
@@ -52,8 +55,10 @@ def test_hit_returns_the_first_map_and_same_bits():
 
 def test_unseeded_map_is_never_cached():
     X, _ = _ring()
-    features, _, key = embedding_cache.fit_transform(FourierFeatures(10), X)
-    assert key is None and embedding_cache.size() == 0
+    features, _, key, _, reused = embedding_cache.fit_transform(FourierFeatures(10), X)
+    assert key is None and not reused and embedding_cache.size() == 0
+    off = embedding_cache.fit_transform(FourierFeatures(10, random_state=0), X, cache=False)
+    assert off.key is None and embedding_cache.size() == 0
     np.testing.assert_array_equal(
         embedding_cache.transform(None, features, X), features.transform(X)
     )
@@ -62,7 +67,7 @@ def test_unseeded_map_is_never_cached():
 def test_transform_reuses_the_last_scored_input():
     X, _ = _ring()
     X_val, _ = _ring(1, n=50)
-    features, _, key = embedding_cache.fit_transform(FourierFeatures(10, random_state=0), X)
+    features, _, key, _, _ = embedding_cache.fit_transform(FourierFeatures(10, random_state=0), X)
     a = embedding_cache.transform(key, features, X_val)
     assert embedding_cache.transform(key, features, X_val) is a
     b = embedding_cache.transform(key, features, X_val[:-1])
@@ -132,3 +137,23 @@ def test_runner_cv_with_cached_embeddings_scores_as_independent_fits():
     assert embedding_cache.size() == 0
     assert _runner._cv_scores(cached, entry, X, y, 0, points) == ref
     assert embedding_cache.size() == 3  # one per inner fold
+
+
+def test_runner_reports_the_embedding_apart_from_the_training_time(monkeypatch):
+    from optrank.experiments._runner import Cell, evaluate_cell
+
+    X, y = _ring(8, n=300)
+    entry = DatasetEntry("toy")
+    protocol = Protocol(name="t-nasam", table_id="t", estimator="NASAM",
+                        params={"n_components": 40, "epochs": 1, "random_state": 0,
+                                "cache_embeddings": True},
+                        grid={"lam": [1e-2]}, datasets=(entry,), cv_folds=3,
+                        preprocessing="standardize")
+    model = NASAM(n_components=40, epochs=1, random_state=0, cache_embeddings=True)
+    assert not model.fit(X, y).embedding_reused_ and model.embedding_time_s_ > 0
+    again = NASAM(n_components=40, epochs=1, random_state=0, cache_embeddings=True).fit(X, y)
+    assert again.embedding_reused_ and again.embedding_time_s_ == model.embedding_time_s_
+    monkeypatch.setattr(_runner, "_train_test", lambda p, c: (X[:200], y[:200], X[200:], y[200:]))
+    row = evaluate_cell(protocol, Cell(entry, 0, 0), params={"lam": 1e-2})
+    assert row["error"] == ""
+    assert row["embed_time_s"] > 0 and 0 < row["train_time_s"]

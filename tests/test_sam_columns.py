@@ -181,7 +181,7 @@ def test_tiny_cell_fits_and_ranks_spambase(name):
     row = run_cell(p, cell)
     assert row["error"] == "" and row["method"] == reg.get_protocol(name).reference_method
     assert 0.85 < row["auc"] <= 1.0
-    assert row["train_time_s"] > 0
+    assert row["train_time_s"] > 0 and row["embed_time_s"] == ""  # no feature map
 
 
 # -- convergence: SOLAM / OAM curves and the BAM line ----------------------------------
@@ -285,3 +285,4 @@ def test_tiny_kernel_online_cell_ranks_cod_rna(name):
     row = run_cell(p, cells(p)[0])
     assert row["error"] == "" and row["method"] == reg.get_protocol(name).reference_method
     assert 0.85 < row["auc"] <= 1.0
+    assert row["embed_time_s"] > 0 and row["train_time_s"] > 0

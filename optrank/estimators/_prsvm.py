@@ -295,13 +295,10 @@ class _EmbeddedPRSVM(PRSVMPlus):
         return bool(self.cache_embeddings or self.warm_start)
 
     def _fit_features(self, X):
-        features = self._make_features()
-        if not self._caching():
-            self._feature_key = None
-            self.features_ = features
-            return features.fit_transform(X)
-        self.features_, Z, self._feature_key = embedding_cache.fit_transform(features, X)
-        return Z
+        emb = embedding_cache.fit_transform(self._make_features(), X, cache=self._caching())
+        self.features_, self._feature_key = emb.features, emb.key
+        self.embedding_time_s_, self.embedding_reused_ = emb.seconds, emb.reused
+        return emb.Z
 
     def _start(self, n_features: int) -> np.ndarray:
         """Warm start only from a ``coef_`` fitted on the same feature map."""

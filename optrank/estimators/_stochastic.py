@@ -302,13 +302,10 @@ class _KernelStochasticAUC(_StochasticAUC):
 
     def _fit_features(self, X):
         transformer = self._default_features() if self.features is None else self.features
-        transformer = clone(transformer)
-        if not self.cache_embeddings:
-            self._feature_key = None
-            self.features_ = transformer.fit(X)
-            return self._features(X)
-        self.features_, Z, self._feature_key = embedding_cache.fit_transform(transformer, X)
-        return np.asarray(Z, dtype=np.float64)
+        emb = embedding_cache.fit_transform(clone(transformer), X, cache=self.cache_embeddings)
+        self.features_, self._feature_key = emb.features, emb.key
+        self.embedding_time_s_, self.embedding_reused_ = emb.seconds, emb.reused
+        return np.asarray(emb.Z, dtype=np.float64)
 
     def _features(self, X):
         key = getattr(self, "_feature_key", None)

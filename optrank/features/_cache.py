@@ -15,7 +15,9 @@ input and the parameters, and a cache hit changes no result, bit for bit.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -45,21 +47,40 @@ def key_of(features, X) -> tuple | None:
     return (type(features).__qualname__, params, array_digest(X))
 
 
-def fit_transform(features, X):
-    """``(fitted map, embedding of X, key)``; the map is ``features`` itself on a miss.
+class Embedding(NamedTuple):
+    """A fitted feature map and the embedding of its training input."""
 
-    ``key`` is ``None`` when the map is not cacheable (then nothing is stored).
+    features: Any
+    """The fitted map (the one first fitted on this input, on a cache hit)."""
+    Z: Any
+    """The embedding of the training input."""
+    key: tuple | None
+    """Cache key; ``None`` when the map is not cacheable (nothing was stored)."""
+    seconds: float
+    """Wall time of fitting the map and embedding the input, when they were computed."""
+    reused: bool
+    """Whether they came from the cache (no time spent on them in this call)."""
+
+
+def fit_transform(features, X, cache: bool = True) -> Embedding:
+    """Fit ``features`` on ``X`` and embed ``X``, or fetch both from the cache.
+
+    With ``cache=False`` (or a map that is not deterministic) nothing is looked up or
+    stored: the map is fitted and the input embedded, and ``key`` is ``None``.
     """
-    key = key_of(features, X)
-    if key is None:
-        return features, features.fit_transform(X), None
-    entry = _ENTRIES.pop(key, None)
+    key = key_of(features, X) if cache else None
+    entry = _ENTRIES.pop(key, None) if key is not None else None
+    reused = entry is not None
     if entry is None:
-        entry = {"features": features, "Z": features.fit_transform(X), "transformed": None}
-    _ENTRIES[key] = entry
-    while len(_ENTRIES) > CAPACITY:
-        _ENTRIES.popitem(last=False)
-    return entry["features"], entry["Z"], key
+        t0 = time.perf_counter()
+        Z = features.fit_transform(X)
+        entry = {"features": features, "Z": Z, "transformed": None,
+                 "seconds": time.perf_counter() - t0}
+    if key is not None:
+        _ENTRIES[key] = entry
+        while len(_ENTRIES) > CAPACITY:
+            _ENTRIES.popitem(last=False)
+    return Embedding(entry["features"], entry["Z"], key, entry["seconds"], reused)
 
 
 def transform(key, features, X):

@@ -206,8 +206,10 @@ class _NystromInput:
         from optrank.features import _cache as embedding_cache
 
         X = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-        self.nystrom_, Z, self._feature_key = embedding_cache.fit_transform(self._nystrom(), X)
-        return super().fit(Z, y, X_val, y_val)
+        emb = embedding_cache.fit_transform(self._nystrom(), X)
+        self.nystrom_, self._feature_key = emb.features, emb.key
+        self.embedding_time_s_, self.embedding_reused_ = emb.seconds, emb.reused
+        return super().fit(emb.Z, y, X_val, y_val)
 
     def decision_function(self, X):
         """Scores of the embedded ``X`` (higher ranks first)."""
