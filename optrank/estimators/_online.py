@@ -84,7 +84,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         with _precision(self.dtype):
             self.state_ = self._learner().init(self._key(), n_features)
 
-    def _stream(self, X, y_pm):
+    def _stream(self, X, y_pm, order=None):
         import jax
 
         from optrank.online import run
@@ -93,9 +93,11 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             if sp.issparse(X):
                 rows = _padded_rows(X, np.dtype(self.dtype))
                 self.state_, _ = run(self._learner(), self.state_, rows, y_pm,
-                                     n_features=X.shape[1])
+                                     n_features=X.shape[1], order=order)
             else:
-                self.state_, _ = run(self._learner(), self.state_, np.asarray(X, self.dtype), y_pm)
+                if not isinstance(X, jax.Array):
+                    X = np.asarray(X, self.dtype)
+                self.state_, _ = run(self._learner(), self.state_, X, y_pm, order=order)
         # JAX dispatches asynchronously: without this, fit would return before the stream
         # is learned and a caller timing fit would measure the dispatch alone
         jax.block_until_ready(self.state_)

@@ -74,8 +74,20 @@ def _run_jit(update, state, X, Y, n_features, skip_zero):
     return _scan(update, state, X, Y, n_features, skip_zero)
 
 
+@partial(jax.jit, static_argnums=(0, 5))
+def _run_order_jit(update, state, X, Y, order, n_features):
+    """The stream ``(X[order], Y[order])``, each row read inside the scan (no copy)."""
+    dtype = state_dtype(state)
+
+    def step(s, i):
+        row = jax.tree_util.tree_map(lambda a: a[i], X)
+        return update(s, densify(row, n_features, dtype), Y[i])
+
+    return jax.lax.scan(step, state, order)
+
+
 def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
-        skip_zero_labels: bool = False):
+        skip_zero_labels: bool = False, order=None):
     """Feed the stream ``(X, Y)`` through ``learner.update`` in one jitted ``lax.scan``.
 
     Parameters
@@ -91,6 +103,10 @@ def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
     skip_zero_labels : bool
         Treat rows labelled 0 as padding that leaves the state untouched, so streams of
         different lengths can be padded to one shape and share one compilation.
+    order : (m,) integer array, optional
+        Stream the rows ``X[order]`` with labels ``Y[order]``, each read inside the scan
+        instead of a gathered copy of the matrix (shuffled passes over a wide matrix);
+        not combined with ``skip_zero_labels``.
 
     Returns
     -------
@@ -108,6 +124,10 @@ def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
     True
     """
     d = n_features if n_features is not None else _n_features(X)
+    if order is not None:
+        if skip_zero_labels:
+            raise ValueError("order and skip_zero_labels cannot be combined")
+        return _run_order_jit(learner.update, state, X, jnp.asarray(Y), jnp.asarray(order), d)
     return _run_jit(learner.update, state, X, jnp.asarray(Y), d, bool(skip_zero_labels))
 
 

@@ -61,14 +61,42 @@ class _ShuffledPasses:
         rng = np.random.default_rng(self.random_state)
         y = np.asarray(y)
         self.history_ = []
-        for k in range(passes):
-            order = rng.permutation(y.shape[0])
-            step = super().fit if k == 0 else super().partial_fit
-            step(_rows(X, order), y[order])
-            if X_val is not None:
-                self.history_.append(float(self.score(X_val, y_val)))
+        if sp.issparse(X):
+            for k in range(passes):
+                order = rng.permutation(y.shape[0])
+                step = super().fit if k == 0 else super().partial_fit
+                step(_rows(X, order), y[order])
+                if X_val is not None:
+                    self.history_.append(float(self.score(X_val, y_val)))
+        else:
+            # Dense rows: validated and moved to the learner's dtype once, then each pass
+            # streams its permutation by index (``run(order=...)``): the very streams of
+            # ``fit`` then ``partial_fit`` on ``X[order]`` (same rows, labels and state),
+            # without copying and converting the whole matrix on every pass (a 1600-wide
+            # Nystrom embedding of cod-rna: ~1.2 s a pass against ~0.2 s of learning).
+            Xd, y_pm = self._dense_stream(X, y)
+            for _ in range(passes):
+                order = rng.permutation(y.shape[0])
+                self._stream(Xd, y_pm, order=order)
+                if X_val is not None:
+                    self.history_.append(float(self.score(X_val, y_val)))
         jax.block_until_ready(self.state_)  # JAX dispatches asynchronously: time the work
         return self
+
+    def _dense_stream(self, X, y):
+        """What the estimator's ``fit`` does before streaming: checks, labels, a fresh
+        state; the rows as a JAX array of the learner's dtype."""
+        import jax.numpy as jnp
+
+        from optrank.estimators._online import _check_binary, _precision
+        from optrank.estimators._base import validate_ranking_data
+
+        _check_binary(y)
+        X, y_pm = validate_ranking_data(self, X, y)
+        self._start(X.shape[1])
+        with _precision(self.dtype):
+            Xd = jnp.asarray(np.asarray(X, self.dtype))
+        return Xd, jnp.asarray(y_pm.astype(np.float32))
 
 
 class OAMPasses(_ShuffledPasses, OAM):
