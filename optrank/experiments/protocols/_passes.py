@@ -72,8 +72,8 @@ class _ShuffledPasses:
             # Dense rows: validated and moved to the learner's dtype once, then each pass
             # streams its permutation by index (``run(order=...)``): the very streams of
             # ``fit`` then ``partial_fit`` on ``X[order]`` (same rows, labels and state),
-            # without copying and converting the whole matrix on every pass (a 1600-wide
-            # Nystrom embedding of cod-rna: ~1.2 s a pass against ~0.2 s of learning).
+            # without copying and converting the whole matrix on every pass (15 SOLAM
+            # passes over 31,750 x 1600 float64 rows, loaded machine: 4.6 -> 4.1 s).
             Xd, y_pm = self._dense_stream(X, y)
             for _ in range(passes):
                 order = rng.permutation(y.shape[0])
