@@ -10,8 +10,8 @@ import scipy.sparse as sp
 
 
 def array_digest(*arrays, salt: str = "") -> str:
-    """Hex digest of the arrays' shapes, dtypes and bytes (CSR: data, indices, indptr)
-    and of ``salt``; equal inputs give equal digests.
+    """Hex digest of the arrays' shapes, dtypes and bytes (sparse: format, data, indices,
+    indptr; other sparse formats as CSR) and of ``salt``; equal inputs give equal digests.
 
     Examples
     --------
@@ -22,8 +22,12 @@ def array_digest(*arrays, salt: str = "") -> str:
     h = hashlib.blake2b(salt.encode(), digest_size=20)
     for a in arrays:
         sparse = sp.issparse(a)
+        if sparse and a.format not in ("csr", "csc"):
+            a = a.tocsr()
         a = a if sparse else np.asarray(a)
-        h.update(repr((a.shape, a.dtype.str, sparse)).encode())
+        # the format is part of the key: a CSC matrix and the CSR matrix of the same three
+        # arrays (its transpose) must not collide
+        h.update(repr((a.shape, a.dtype.str, a.format if sparse else "dense")).encode())
         for part in (a.data, a.indices, a.indptr) if sparse else (a,):
             h.update(np.ascontiguousarray(part))
     return h.hexdigest()

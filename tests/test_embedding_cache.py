@@ -34,6 +34,43 @@ def test_deterministic_only_for_integer_seeds():
     )
 
 
+def _scaled(X, w):
+    return X * w[1]
+
+
+def test_only_optrank_maps_with_plain_parameters_are_cached():
+    from sklearn.preprocessing import FunctionTransformer
+
+    user = FunctionTransformer(_scaled, kw_args={"w": np.arange(2000.0)})
+    assert not embedding_cache.deterministic(user)  # a user's map: never cached
+    X, _ = _ring()
+    assert embedding_cache.fit_transform(user, X).key is None and embedding_cache.size() == 0
+    assert embedding_cache.deterministic(NystromFeatures(5, gamma=0.5, random_state=1))
+    assert not embedding_cache.deterministic(NystromFeatures(5, random_state=True))
+
+
+def test_sparse_formats_do_not_collide():
+    """A CSC matrix and the CSR matrix of the same three arrays (its transpose) are
+    different inputs; COO input is keyed as CSR."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(9)
+    dense = rng.standard_normal((40, 40)) * (rng.random((40, 40)) < 0.3)
+    A = sp.csc_matrix(dense)
+    B = sp.csr_matrix((A.data, A.indices, A.indptr), shape=A.shape)
+    assert embedding_cache.key_of(NystromFeatures(5, random_state=0), A) != \
+        embedding_cache.key_of(NystromFeatures(5, random_state=0), B)
+    assert embedding_cache.key_of(NystromFeatures(5, random_state=0), sp.coo_matrix(dense)) == \
+        embedding_cache.key_of(NystromFeatures(5, random_state=0), sp.csr_matrix(dense))
+
+
+def test_cached_embeddings_are_read_only():
+    X, _ = _ring()
+    emb = embedding_cache.fit_transform(NystromFeatures(10, random_state=0), X)
+    with pytest.raises(ValueError, match="read-only"):
+        emb.Z[0, 0] = 1.0
+
+
 def test_hit_returns_the_first_map_and_same_bits():
     X, _ = _ring()
     first, Z1, key, seconds, reused = embedding_cache.fit_transform(

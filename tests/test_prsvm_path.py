@@ -245,3 +245,15 @@ def test_gram_switch_fit_equals_implicit_fit(monkeypatch):
         assert f_s == pytest.approx(f_p, rel=1e-9)
         np.testing.assert_allclose(switched.coef_, plain.coef_, rtol=1e-5, atol=1e-7)
     assert switched.history_["cg_iter"].max() > 18  # C = 10 did use the explicit matrix
+
+
+def test_unseeded_warm_start_keeps_one_map_along_the_path():
+    """``warm_start`` without ``random_state``: the map is drawn once and the later fits
+    along C reuse it (and start from the previous weights)."""
+    X, y = _ring()
+    model = NBAM(n_components=20, warm_start=True, tol=1e-8)
+    model.set_params(C=1.0).fit(X, y)
+    first = model.features_
+    model.set_params(C=1.01).fit(X, y)
+    assert model.features_ is first and model.embedding_reused_
+    assert NBAM(n_components=20).fit(X, y).features_ is not first  # no warm start: fresh

@@ -278,6 +278,36 @@ def test_nsolam_is_solam_passes_on_the_embedding():
     embedding_cache.clear()
 
 
+def test_kernel_online_wrapper_keeps_the_estimator_api():
+    """Input columns in ``n_features_in_``; ``partial_fit`` embeds with the map fitted on
+    its first batch; bad labels fail before any k-means; unfitted use raises."""
+    from sklearn.exceptions import NotFittedError
+
+    from optrank.experiments.protocols._passes import NOAMPasses
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((150, 3))
+    y = np.where(np.hypot(X[:, 0], X[:, 1]) > 1.1, 1, -1)
+    model = NOAMPasses(C=1.0, n_landmarks=20, buffer_size=10, random_state=0)
+    with pytest.raises(NotFittedError):
+        model.decision_function(X)
+    with pytest.raises(ValueError, match="class"):
+        model.fit(X, np.ones(150))
+    model.fit(X, y)
+    assert model.n_features_in_ == 3 and model.coef_.shape == (20,)
+    assert list(model.classes_) == [-1, 1]
+    before = model.decision_function(X)
+    model.partial_fit(X[:50], y[:50])  # continues the stream on the same map
+    assert not np.array_equal(model.decision_function(X), before)
+    streamed = NOAMPasses(C=1.0, n_landmarks=20, buffer_size=10, random_state=0)
+    streamed.partial_fit(X, y)
+    assert streamed.nystrom_ is model.nystrom_  # the same map, from the cache
+    assert streamed.score(X, y) > 0.8
+    with pytest.raises(ValueError, match="features"):
+        model.decision_function(X[:, :2])
+    assert clone(model).get_params() == model.get_params()
+
+
 @pytest.mark.parametrize("name", ["nsolam-table7.5", "noam-gra-table6.5"])
 def test_tiny_kernel_online_cell_ranks_cod_rna(name):
     p = reg.get_protocol(name, quick=True).only(["cod-rna"])

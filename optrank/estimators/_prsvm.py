@@ -294,6 +294,16 @@ class _EmbeddedPRSVM(PRSVMPlus):
     def _caching(self) -> bool:
         return bool(self.cache_embeddings or self.warm_start)
 
+    def _map_seed(self):
+        """The feature map's seed: ``random_state``; with ``warm_start`` and no seed, one
+        drawn at the first fit and kept, so the fits along a C path share one map (the
+        embedding cache holds seeded maps only)."""
+        if self.random_state is not None or not self.warm_start:
+            return self.random_state
+        if getattr(self, "_warm_seed", None) is None:
+            self._warm_seed = int(np.random.default_rng().integers(2**31 - 1))
+        return self._warm_seed
+
     def _fit_features(self, X):
         emb = embedding_cache.fit_transform(self._make_features(), X, cache=self._caching())
         self.features_, self._feature_key = emb.features, emb.key
@@ -392,7 +402,7 @@ class NBAM(_EmbeddedPRSVM):
             gamma=self.gamma,
             landmarks=self.landmarks,
             rank=self.rank,
-            random_state=self.random_state,
+            random_state=self._map_seed(),
         )
 
 
@@ -461,5 +471,5 @@ class FBAM(_EmbeddedPRSVM):
             n_components=self.n_components,
             gamma=self.gamma,
             form=self.form,
-            random_state=self.random_state,
+            random_state=self._map_seed(),
         )

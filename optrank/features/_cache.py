@@ -7,10 +7,12 @@ with ``cache_embeddings=True`` (NBAM, FBAM, NASAM, NPSAM, FASAM) fetch the fitte
 and the embedded training set from here instead, keyed on the input's bytes, the map's
 class and its parameters, and keep the embedding of the last input scored with that map.
 
-Only deterministic maps are cached: a map whose ``random_state`` (or any nested
-``*__random_state``) is not an integer would draw other landmarks or frequencies on
-every fit, so it is fitted afresh. An embedding is then a deterministic function of the
-input and the parameters, and a cache hit changes no result, bit for bit.
+Only optrank's own maps with an integer ``random_state`` are cached: an unseeded map
+would draw other landmarks or frequencies on every fit, so it is fitted afresh, and a
+user's transformer may hide randomness or parameters whose ``repr`` does not identify
+them. An embedding is then a deterministic function of the input and the parameters,
+and a cache hit changes no result, bit for bit. Cached embeddings are read-only arrays
+(they are shared by every fit that hits the entry).
 """
 
 from __future__ import annotations
@@ -30,21 +32,43 @@ widths on one fold."""
 _ENTRIES: OrderedDict = OrderedDict()
 
 
+def _cacheable_maps() -> tuple:
+    from optrank.features._fourier import FourierFeatures
+    from optrank.features._nystrom import NystromFeatures
+
+    return (FourierFeatures, NystromFeatures)
+
+
+def _plain(value) -> bool:
+    """A parameter value whose ``repr`` is exact and stable (no arrays, no objects)."""
+    if value is None or isinstance(value, bool | int | float | str | np.integer | np.floating):
+        return True
+    if isinstance(value, tuple | list):
+        return all(_plain(v) for v in value)
+    return False
+
+
 def deterministic(features) -> bool:
-    """Whether fitting ``features`` twice on the same input gives the same map."""
-    return all(
-        isinstance(value, int | np.integer) and not isinstance(value, bool)
-        for name, value in features.get_params().items()
-        if name == "random_state" or name.endswith("__random_state")
-    )
+    """Whether ``features`` is a map this cache may hold: one of optrank's feature maps
+    (k-means Nystrom, random Fourier) with an integer ``random_state`` and plain
+    parameters, so that fitting it twice on the same input gives the same map and its
+    parameters say exactly which map it is. Other transformers are never cached (their
+    randomness and their parameters' identity are unknown here)."""
+    if type(features) not in _cacheable_maps():
+        return False
+    params = features.get_params()
+    seed = params.get("random_state")
+    return (isinstance(seed, int | np.integer) and not isinstance(seed, bool)
+            and all(_plain(v) for v in params.values()))
 
 
 def key_of(features, X) -> tuple | None:
     """The cache key of fitting ``features`` on ``X``; ``None`` when not cacheable."""
     if not deterministic(features):
         return None
+    cls = type(features)
     params = repr(sorted(features.get_params().items()))
-    return (type(features).__qualname__, params, array_digest(X))
+    return (f"{cls.__module__}.{cls.__qualname__}", params, array_digest(X))
 
 
 class Embedding(NamedTuple):
@@ -74,6 +98,8 @@ def fit_transform(features, X, cache: bool = True) -> Embedding:
     if entry is None:
         t0 = time.perf_counter()
         Z = features.fit_transform(X)
+        if key is not None and isinstance(Z, np.ndarray):
+            Z.setflags(write=False)  # shared by every fit that hits the entry
         entry = {"features": features, "Z": Z, "transformed": None,
                  "seconds": time.perf_counter() - t0}
     if key is not None:
@@ -89,9 +115,14 @@ def transform(key, features, X):
     if entry is None or entry["features"] is not features:
         return features.transform(X)
     digest = array_digest(X)
-    if entry["transformed"] is None or entry["transformed"][0] != digest:
-        entry["transformed"] = (digest, features.transform(X))
-    return entry["transformed"][1]
+    last = entry["transformed"]  # one read: another thread may replace it meanwhile
+    if last is not None and last[0] == digest:
+        return last[1]
+    Z = features.transform(X)
+    if isinstance(Z, np.ndarray):
+        Z.setflags(write=False)
+    entry["transformed"] = (digest, Z)
+    return Z
 
 
 def entry(key) -> dict | None:

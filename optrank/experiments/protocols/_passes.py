@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator
 
+from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.estimators._online import CBR, OAM, SOLAM
 
 
@@ -70,9 +72,10 @@ class _ShuffledPasses:
                     self.history_.append(float(self.score(X_val, y_val)))
         else:
             # Dense rows: validated and moved to the learner's dtype once, then each pass
-            # streams its permutation by index (``run(order=...)``): the very streams of
-            # ``fit`` then ``partial_fit`` on ``X[order]`` (same rows, labels and state),
-            # without copying and converting the whole matrix on every pass (15 SOLAM
+            # streams its permutation by index (``run(order=...)``): the streams of
+            # ``fit`` then ``partial_fit`` on ``X[order]`` (same rows, labels and state;
+            # float64 bit for bit, float32 may differ in the last bit where XLA fuses the
+            # row read into the update), without copying and converting the whole matrix on every pass (15 SOLAM
             # passes over 31,750 x 1600 float64 rows, loaded machine: 4.6 -> 4.1 s).
             Xd, y_pm = self._dense_stream(X, y)
             for _ in range(passes):
@@ -89,7 +92,6 @@ class _ShuffledPasses:
         import jax.numpy as jnp
 
         from optrank.estimators._online import _check_binary, _precision
-        from optrank.estimators._base import validate_ranking_data
 
         _check_binary(y)
         X, y_pm = validate_ranking_data(self, X, y)
@@ -210,17 +212,26 @@ class SOLAMPasses(_ShuffledPasses, SOLAM):
         self.monitor_passes = monitor_passes
 
 
-class _NystromInput:
-    """Mixin: the learner runs on a k-means Nystrom embedding of its input.
+class _NystromPasses(RankerMixin, BaseEstimator):
+    """A shuffled-pass online learner (``_passes_class``) on a k-means Nystrom embedding.
 
     The ``N`` columns of Tables 6.5, 6.6 and 7.5 (NSOLAM, NOAM_seq, NOAM_gra): the map
     (``n_landmarks`` k-means landmarks, the Gaussian kernel with the dissertation's
     bandwidth rule, seeded by ``random_state``) is fitted on the training input, the
-    learner runs its shuffled passes on the embedding, and ``decision_function`` embeds
-    its input with the same map. With an integer ``random_state`` the fitted map and the
-    embedding come from :mod:`optrank.features._cache`, so a CV over the learner's grid
-    embeds each fold once, and NASAM / NPSAM of the same fold share it.
+    learner ``learner_`` runs its shuffled passes on the embedding, and
+    ``decision_function`` embeds its input with the same map. With an integer
+    ``random_state`` the fitted map and the embedding come from
+    :mod:`optrank.features._cache`, so a CV over the learner's grid embeds each fold
+    once, and NASAM / NPSAM of the same fold share it. ``n_features_in_`` counts the
+    input's columns; ``coef_`` and ``history_`` are the learner's (on the embedding).
     """
+
+    _passes_class: type = None
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def _nystrom(self):
         from optrank.features import NystromFeatures
@@ -228,27 +239,57 @@ class _NystromInput:
         return NystromFeatures(n_components=self.n_landmarks, landmarks="kmeans",
                                random_state=self.random_state)
 
-    def fit(self, X, y, X_val=None, y_val=None):
-        """Embed ``X``, then run the shuffled passes on the embedding (``X_val`` is
-        embedded by ``score`` with the same map)."""
+    def _learner(self):
+        params = {k: v for k, v in self.get_params().items() if k != "n_landmarks"}
+        return self._passes_class(**params)
+
+    def _embed_fit(self, X):
         from optrank.features import _cache as embedding_cache
 
-        X = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         emb = embedding_cache.fit_transform(self._nystrom(), X)
         self.nystrom_, self._feature_key = emb.features, emb.key
         self.embedding_time_s_, self.embedding_reused_ = emb.seconds, emb.reused
-        return super().fit(emb.Z, y, X_val, y_val)
+        return emb.Z
+
+    def _embed(self, X):
+        from optrank.features import _cache as embedding_cache
+
+        return embedding_cache.transform(getattr(self, "_feature_key", None), self.nystrom_, X)
+
+    def fit(self, X, y, X_val=None, y_val=None):
+        """Fit the map on ``X``, then run the learner's passes on the embedding
+        (``X_val`` / ``y_val``: the monitoring set, embedded with the same map)."""
+        X, _ = validate_ranking_data(self, X, y)  # labels checked before the k-means
+        Z = self._embed_fit(X)
+        Z_val = None if X_val is None else self._embed(validate_predict_data(self, X_val))
+        self.learner_ = self._learner().fit(Z, y, Z_val, y_val)
+        self.history_ = self.learner_.history_
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """Continue the learner's stream with ``(X, y)`` embedded (one pass in row
+        order); the first call fits the map on its batch."""
+        first = not hasattr(self, "learner_")
+        if first:
+            X, _ = validate_ranking_data(self, X, y)
+            self.learner_ = self._learner()
+            Z = self._embed_fit(X)
+        else:
+            Z = self._embed(validate_predict_data(self, X))
+        self.learner_.partial_fit(Z, y, classes=classes)
+        return self
+
+    @property
+    def coef_(self):
+        return self.learner_.coef_
 
     def decision_function(self, X):
         """Scores of the embedded ``X`` (higher ranks first)."""
-        from optrank.features import _cache as embedding_cache
-
-        X = X if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-        Z = embedding_cache.transform(getattr(self, "_feature_key", None), self.nystrom_, X)
-        return super().decision_function(Z)
+        X = validate_predict_data(self, X)
+        return self.learner_.decision_function(self._embed(X))
 
 
-class NSOLAMPasses(_NystromInput, SOLAMPasses):
+class NSOLAMPasses(_NystromPasses):
     """SOLAM over shuffled passes on a k-means Nystrom embedding (NSOLAM, Tables 6.5-7.5).
 
     Examples
@@ -259,6 +300,8 @@ class NSOLAMPasses(_NystromInput, SOLAMPasses):
     >>> bool(model.score(X, y) > 0.9)
     True
     """
+
+    _passes_class = SOLAMPasses
 
     def __init__(
         self,
@@ -271,19 +314,17 @@ class NSOLAMPasses(_NystromInput, SOLAMPasses):
         dtype="float32",
         pos_label=None,
     ):
-        super().__init__(
-            learning_rate=learning_rate,
-            R=R,
-            passes=passes,
-            monitor_passes=monitor_passes,
-            random_state=random_state,
-            dtype=dtype,
-            pos_label=pos_label,
-        )
+        self.learning_rate = learning_rate
+        self.R = R
         self.n_landmarks = n_landmarks
+        self.passes = passes
+        self.monitor_passes = monitor_passes
+        self.random_state = random_state
+        self.dtype = dtype
+        self.pos_label = pos_label
 
 
-class NOAMPasses(_NystromInput, OAMPasses):
+class NOAMPasses(_NystromPasses):
     """OAM over shuffled passes on a k-means Nystrom embedding (NOAM_seq / NOAM_gra of
     Tables 6.5 and 6.6).
 
@@ -295,6 +336,8 @@ class NOAMPasses(_NystromInput, OAMPasses):
     >>> bool(model.score(X, y) > 0.9)
     True
     """
+
+    _passes_class = OAMPasses
 
     def __init__(
         self,
@@ -309,15 +352,13 @@ class NOAMPasses(_NystromInput, OAMPasses):
         dtype="float32",
         pos_label=None,
     ):
-        super().__init__(
-            C=C,
-            variant=variant,
-            buffer_size=buffer_size,
-            policy=policy,
-            passes=passes,
-            monitor_passes=monitor_passes,
-            random_state=random_state,
-            dtype=dtype,
-            pos_label=pos_label,
-        )
+        self.C = C
+        self.variant = variant
+        self.buffer_size = buffer_size
+        self.policy = policy
         self.n_landmarks = n_landmarks
+        self.passes = passes
+        self.monitor_passes = monitor_passes
+        self.random_state = random_state
+        self.dtype = dtype
+        self.pos_label = pos_label
