@@ -140,3 +140,24 @@ def test_bad_parameters(bad, match):
 )
 def test_sklearn_transformer_contract(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_transform_in_row_blocks_equals_one_block(sparse_input, monkeypatch):
+    """The block-wise ``transform`` (small temporaries) gives the one-block embedding."""
+    import scipy.sparse as sp
+
+    from optrank.features import _kernels
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((103, 5))
+    if sparse_input:
+        X[rng.random(X.shape) < 0.6] = 0.0
+        X = sp.csr_matrix(X)
+    maps = [NystromFeatures(n_components=12, random_state=0).fit(X),
+            FourierFeatures(n_components=9, gamma=0.4, random_state=0).fit(X),
+            FourierFeatures(n_components=10, gamma=0.4, form="sincos", random_state=0).fit(X)]
+    whole = [m.transform(X) for m in maps]  # 103 rows: one block
+    monkeypatch.setattr(_kernels, "BLOCK_ROWS", 10)  # 11 blocks, the last of 3 rows
+    for m, ref in zip(maps, whole, strict=True):
+        np.testing.assert_allclose(m.transform(X), ref, rtol=1e-12, atol=1e-13)

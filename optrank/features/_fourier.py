@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from optrank.features._kernels import default_gamma
+from optrank.features._kernels import default_gamma, row_blocks
 
 _FORMS = ("cos", "sincos")
 
@@ -71,11 +71,16 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
         """Map X to the ``D``-dimensional random feature space."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        proj = np.asarray(safe_sparse_dot(X, self.random_weights_, dense_output=True))
         scale = np.sqrt(2.0 / self.n_components)
-        if self.form == "cos":
-            return scale * np.cos(proj + self.random_offset_)
-        return scale * np.hstack([np.cos(proj), np.sin(proj)])
+
+        def block(B):
+            proj = np.asarray(safe_sparse_dot(B, self.random_weights_, dense_output=True))
+            if self.form == "cos":
+                return scale * np.cos(proj + self.random_offset_)
+            return scale * np.hstack([np.cos(proj), np.sin(proj)])
+
+        width = self.random_weights_.shape[1] * (1 if self.form == "cos" else 2)
+        return row_blocks(block, X, width)
 
     def fitted_arrays(self) -> dict:
         """Fitted state as arrays (for ``.npz`` persistence)."""

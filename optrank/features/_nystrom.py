@@ -8,7 +8,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from optrank.features._kernels import default_gamma, gaussian_kernel
+from optrank.features._kernels import default_gamma, gaussian_kernel, row_blocks
 
 _LANDMARKS = ("kmeans", "uniform")
 
@@ -99,10 +99,14 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         return km.fit(X).cluster_centers_
 
     def transform(self, X):
-        """Embed X: ``k(X, landmarks) @ U_r Sigma_r^{-1/2}``."""
+        """Embed X: ``k(X, landmarks) @ U_r Sigma_r^{-1/2}``, in blocks of rows (the
+        kernel block and its temporaries stay small; only the embedding is ``n x r``)."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return gaussian_kernel(X, self.components_, self.gamma_) @ self.normalization_
+        return row_blocks(
+            lambda B: gaussian_kernel(B, self.components_, self.gamma_) @ self.normalization_,
+            X, self.normalization_.shape[1],
+        )
 
     def fitted_arrays(self) -> dict:
         """Fitted state as arrays (for ``.npz`` persistence)."""
