@@ -84,20 +84,27 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         with _precision(self.dtype):
             self.state_ = self._learner().init(self._key(), n_features)
 
+    def _stream_rows(self, X):
+        """``X`` as :func:`optrank.online.run` reads it: CSR rows as padded
+        ``(indices, values)``, dense rows as an array of the learner's dtype (a JAX array
+        is taken as it is)."""
+        import jax
+
+        if sp.issparse(X):
+            return _padded_rows(X, np.dtype(self.dtype))
+        return X if isinstance(X, jax.Array) else np.asarray(X, self.dtype)
+
     def _stream(self, X, y_pm, order=None):
+        """Run the learner over the rows ``X`` (or ``X[order]``), from ``state_``; ``X``
+        may already be in the form of :meth:`_stream_rows` (a tuple for sparse rows)."""
         import jax
 
         from optrank.online import run
 
         with _precision(self.dtype):
-            if sp.issparse(X):
-                rows = _padded_rows(X, np.dtype(self.dtype))
-                self.state_, _ = run(self._learner(), self.state_, rows, y_pm,
-                                     n_features=X.shape[1], order=order)
-            else:
-                if not isinstance(X, jax.Array):
-                    X = np.asarray(X, self.dtype)
-                self.state_, _ = run(self._learner(), self.state_, X, y_pm, order=order)
+            rows = X if isinstance(X, tuple) else self._stream_rows(X)
+            self.state_, _ = run(self._learner(), self.state_, rows, y_pm,
+                                 n_features=self.n_features_in_, order=order)
         # JAX dispatches asynchronously: without this, fit would return before the stream
         # is learned and a caller timing fit would measure the dispatch alone
         jax.block_until_ready(self.state_)
@@ -109,6 +116,14 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             return np.where(y == self.pos_label, 1.0, -1.0).astype(np.float32)
         return binary_labels(y).astype(np.float32)
 
+    def _begin(self, X, y):
+        """What ``fit`` does before streaming: checks, ``classes_``, a fresh state;
+        returns the validated rows and the float32 -1/+1 labels."""
+        _check_binary(y)
+        X, y_pm = validate_ranking_data(self, X, y)
+        self._start(X.shape[1])
+        return X, y_pm.astype(np.float32)
+
     def fit(self, X, y):
         """Train on the stream ``(X, y)`` in row order, from a fresh state.
 
@@ -116,10 +131,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         -------
         self
         """
-        _check_binary(y)
-        X, y_pm = validate_ranking_data(self, X, y)
-        self._start(X.shape[1])
-        return self._stream(X, y_pm.astype(np.float32))
+        return self._stream(*self._begin(X, y))
 
     def partial_fit(self, X, y, classes=None):
         """Continue the stream with ``(X, y)`` (starts one if not fitted yet).

@@ -305,10 +305,7 @@ class _EmbeddedPRSVM(PRSVMPlus):
         return self._warm_seed
 
     def _fit_features(self, X):
-        emb = embedding_cache.fit_transform(self._make_features(), X, cache=self._caching())
-        self.features_, self._feature_key = emb.features, emb.key
-        self.embedding_time_s_, self.embedding_reused_ = emb.seconds, emb.reused
-        return emb.Z
+        return embedding_cache.fit_for(self, self._make_features(), X, cache=self._caching())
 
     def _start(self, n_features: int) -> np.ndarray:
         """Warm start only from a ``coef_`` fitted on the same feature map."""
@@ -320,7 +317,7 @@ class _EmbeddedPRSVM(PRSVMPlus):
         self._coef_key = self._feature_key
 
     def _transform(self, X):
-        return embedding_cache.transform(getattr(self, "_feature_key", None), self.features_, X)
+        return embedding_cache.transform_for(self, X)
 
     def _state_arrays(self) -> dict:
         feats = {f"features__{k}": v for k, v in self.features_.fitted_arrays().items()}

@@ -302,14 +302,11 @@ class _KernelStochasticAUC(_StochasticAUC):
 
     def _fit_features(self, X):
         transformer = self._default_features() if self.features is None else self.features
-        emb = embedding_cache.fit_transform(clone(transformer), X, cache=self.cache_embeddings)
-        self.features_, self._feature_key = emb.features, emb.key
-        self.embedding_time_s_, self.embedding_reused_ = emb.seconds, emb.reused
-        return np.asarray(emb.Z, dtype=np.float64)
+        Z = embedding_cache.fit_for(self, clone(transformer), X, cache=self.cache_embeddings)
+        return np.asarray(Z, dtype=np.float64)
 
     def _features(self, X):
-        key = getattr(self, "_feature_key", None)
-        return np.asarray(embedding_cache.transform(key, self.features_, X), dtype=np.float64)
+        return np.asarray(embedding_cache.transform_for(self, X), dtype=np.float64)
 
 
 class NASAM(_KernelStochasticAUC):

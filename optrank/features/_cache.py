@@ -48,27 +48,33 @@ def _plain(value) -> bool:
     return False
 
 
-def deterministic(features) -> bool:
-    """Whether ``features`` is a map this cache may hold: one of optrank's feature maps
-    (k-means Nystrom, random Fourier) with an integer ``random_state`` and plain
-    parameters, so that fitting it twice on the same input gives the same map and its
-    parameters say exactly which map it is. Other transformers are never cached (their
-    randomness and their parameters' identity are unknown here)."""
+def _cacheable_params(features) -> dict | None:
+    """``features.get_params()`` when this cache may hold ``features``, else ``None``:
+    one of optrank's feature maps (k-means Nystrom, random Fourier) with an integer
+    ``random_state`` and plain parameters, so that fitting it twice on the same input
+    gives the same map and its parameters say exactly which map it is. Other transformers
+    are never cached (their randomness and their parameters' identity are unknown here)."""
     if type(features) not in _cacheable_maps():
-        return False
+        return None
     params = features.get_params()
     seed = params.get("random_state")
-    return (isinstance(seed, int | np.integer) and not isinstance(seed, bool)
-            and all(_plain(v) for v in params.values()))
+    plain_seed = isinstance(seed, int | np.integer) and not isinstance(seed, bool)
+    return params if plain_seed and all(_plain(v) for v in params.values()) else None
+
+
+def deterministic(features) -> bool:
+    """Whether ``features`` is a map this cache may hold (see :func:`_cacheable_params`)."""
+    return _cacheable_params(features) is not None
 
 
 def key_of(features, X) -> tuple | None:
     """The cache key of fitting ``features`` on ``X``; ``None`` when not cacheable."""
-    if not deterministic(features):
+    params = _cacheable_params(features)
+    if params is None:
         return None
     cls = type(features)
-    params = repr(sorted(features.get_params().items()))
-    return (f"{cls.__module__}.{cls.__qualname__}", params, array_digest(X))
+    return (f"{cls.__module__}.{cls.__qualname__}", repr(sorted(params.items())),
+            array_digest(X))
 
 
 class Embedding(NamedTuple):
@@ -123,6 +129,22 @@ def transform(key, features, X):
         Z.setflags(write=False)
     entry["transformed"] = (digest, Z)
     return Z
+
+
+def fit_for(estimator, features, X, *, cache: bool = True, attr: str = "features_"):
+    """:func:`fit_transform` for an estimator: sets ``estimator.<attr>`` (the fitted map),
+    ``_feature_key``, ``embedding_time_s_`` and ``embedding_reused_``; returns the
+    embedding of ``X``."""
+    emb = fit_transform(features, X, cache=cache)
+    setattr(estimator, attr, emb.features)
+    estimator._feature_key = emb.key
+    estimator.embedding_time_s_, estimator.embedding_reused_ = emb.seconds, emb.reused
+    return emb.Z
+
+
+def transform_for(estimator, X, *, attr: str = "features_"):
+    """:func:`transform` with the map and key an estimator got from :func:`fit_for`."""
+    return transform(getattr(estimator, "_feature_key", None), getattr(estimator, attr), X)
 
 
 def entry(key) -> dict | None:

@@ -4,9 +4,9 @@ The estimators of :mod:`optrank.estimators._online` read their stream in row ord
 the runner hands them the training part in one seeded random order (docs/reproduce.md,
 "Order of the training part"), and chapters 6-7 run SOLAM for several passes. These
 wrappers feed pass ``k`` in the ``k``-th permutation drawn from
-``numpy.random.default_rng(random_state)``: the first pass through the estimator's
-``fit``, the others through ``partial_fit``, which continues the stream (step counter,
-running averages, buffers and their stream counters). An **epoch** of an online learner
+``numpy.random.default_rng(random_state)``, from a fresh state, each pass continuing the
+stream of the one before (step counter, running averages, buffers and their stream
+counters), as the estimator's ``fit`` then ``partial_fit`` on the permuted rows would. An **epoch** of an online learner
 is one such pass. With ``fit(X, y, X_val=..., y_val=...)`` the AUC on the monitoring
 set after every pass is appended to ``history_`` (the runner's per-epoch curves), and
 the fit runs ``monitor_passes`` passes when that is set: the hyperparameters are chosen
@@ -21,16 +21,12 @@ protocols does not import the estimators.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
-from optrank.estimators._online import CBR, OAM, SOLAM
-
-
-def _rows(X, order):
-    X = X if sp.issparse(X) else np.asarray(X)
-    return X[order]
+from optrank.estimators._online import CBR, OAM, SOLAM, _precision
+from optrank.features import NystromFeatures
+from optrank.features import _cache as embedding_cache
 
 
 class _ShuffledPasses:
@@ -51,6 +47,7 @@ class _ShuffledPasses:
         self
         """
         import jax
+        import jax.numpy as jnp
 
         passes = self.passes
         if X_val is not None and self.monitor_passes is not None:
@@ -63,42 +60,23 @@ class _ShuffledPasses:
         rng = np.random.default_rng(self.random_state)
         y = np.asarray(y)
         self.history_ = []
-        if sp.issparse(X):
-            for k in range(passes):
-                order = rng.permutation(y.shape[0])
-                step = super().fit if k == 0 else super().partial_fit
-                step(_rows(X, order), y[order])
-                if X_val is not None:
-                    self.history_.append(float(self.score(X_val, y_val)))
-        else:
-            # Dense rows: validated and moved to the learner's dtype once, then each pass
-            # streams its permutation by index (``run(order=...)``): the streams of
-            # ``fit`` then ``partial_fit`` on ``X[order]`` (same rows, labels and state;
-            # float64 bit for bit, float32 may differ in the last bit where XLA fuses the
-            # row read into the update), without copying and converting the whole matrix on every pass (15 SOLAM
-            # passes over 31,750 x 1600 float64 rows, loaded machine: 4.6 -> 4.1 s).
-            Xd, y_pm = self._dense_stream(X, y)
-            for _ in range(passes):
-                order = rng.permutation(y.shape[0])
-                self._stream(Xd, y_pm, order=order)
-                if X_val is not None:
-                    self.history_.append(float(self.score(X_val, y_val)))
+        # The rows are validated and put in the learner's form once (JAX arrays; padded
+        # pairs for CSR), then each pass streams its permutation by index
+        # (``run(order=...)``): the streams of ``fit`` then ``partial_fit`` on
+        # ``X[order]`` (same rows, labels and state; float64 bit for bit, float32 may
+        # differ in the last bit where XLA fuses the row read into the update), without
+        # copying and converting the whole matrix on every pass (15 SOLAM passes over
+        # 31,750 x 1600 float64 rows, loaded machine: 4.6 -> 4.1 s).
+        X, y_pm = self._begin(X, y)
+        with _precision(self.dtype):
+            rows = jax.tree_util.tree_map(jnp.asarray, self._stream_rows(X))
+            y_pm = jnp.asarray(y_pm)
+        for _ in range(passes):
+            self._stream(rows, y_pm, order=rng.permutation(y.shape[0]))
+            if X_val is not None:
+                self.history_.append(float(self.score(X_val, y_val)))
         jax.block_until_ready(self.state_)  # JAX dispatches asynchronously: time the work
         return self
-
-    def _dense_stream(self, X, y):
-        """What the estimator's ``fit`` does before streaming: checks, labels, a fresh
-        state; the rows as a JAX array of the learner's dtype."""
-        import jax.numpy as jnp
-
-        from optrank.estimators._online import _check_binary, _precision
-
-        _check_binary(y)
-        X, y_pm = validate_ranking_data(self, X, y)
-        self._start(X.shape[1])
-        with _precision(self.dtype):
-            Xd = jnp.asarray(np.asarray(X, self.dtype))
-        return Xd, jnp.asarray(y_pm.astype(np.float32))
 
 
 class OAMPasses(_ShuffledPasses, OAM):
@@ -234,8 +212,6 @@ class _NystromPasses(RankerMixin, BaseEstimator):
         return tags
 
     def _nystrom(self):
-        from optrank.features import NystromFeatures
-
         return NystromFeatures(n_components=self.n_landmarks, landmarks="kmeans",
                                random_state=self.random_state)
 
@@ -244,17 +220,10 @@ class _NystromPasses(RankerMixin, BaseEstimator):
         return self._passes_class(**params)
 
     def _embed_fit(self, X):
-        from optrank.features import _cache as embedding_cache
-
-        emb = embedding_cache.fit_transform(self._nystrom(), X)
-        self.nystrom_, self._feature_key = emb.features, emb.key
-        self.embedding_time_s_, self.embedding_reused_ = emb.seconds, emb.reused
-        return emb.Z
+        return embedding_cache.fit_for(self, self._nystrom(), X, attr="nystrom_")
 
     def _embed(self, X):
-        from optrank.features import _cache as embedding_cache
-
-        return embedding_cache.transform(getattr(self, "_feature_key", None), self.nystrom_, X)
+        return embedding_cache.transform_for(self, X, attr="nystrom_")
 
     def fit(self, X, y, X_val=None, y_val=None):
         """Fit the map on ``X``, then run the learner's passes on the embedding
