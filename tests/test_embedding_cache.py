@@ -194,3 +194,24 @@ def test_runner_reports_the_embedding_apart_from_the_training_time(monkeypatch):
     row = evaluate_cell(protocol, Cell(entry, 0, 0), params={"lam": 1e-2})
     assert row["error"] == ""
     assert row["embed_time_s"] > 0 and 0 < row["train_time_s"]
+
+
+@pytest.mark.parametrize("cls", [NASAM, FASAM])
+def test_kernel_learner_embeds_in_its_own_dtype(cls):
+    """The default map writes the learner's dtype (float32: half the memory), and the
+    learner trains exactly as on the float64 embedding it would round itself."""
+    X, y = _ring(8)
+    make = NystromFeatures if cls is NASAM else FourierFeatures
+    kwargs = {"n_components": 24, "epochs": 2, "random_state": 0, "lam": 1e-2}
+    model = cls(**kwargs).fit(X, y)
+    assert model.features_.dtype == "float32"
+    assert model.features_.transform(X).dtype == np.float32
+    explicit = make(n_components=24, random_state=0, dtype="float64")
+    if cls is NASAM:
+        explicit.set_params(landmarks="kmeans")
+    reference = cls(features=explicit, **kwargs).fit(X, y)
+    np.testing.assert_array_equal(model.coef_, reference.coef_)
+    np.testing.assert_allclose(model.decision_function(X), reference.decision_function(X),
+                               rtol=1e-5, atol=1e-6)
+    wide = cls(dtype="float64", **kwargs).fit(X, y)
+    assert wide.features_.transform(X).dtype == np.float64

@@ -128,6 +128,9 @@ def test_same_seed_same_features():
         (lambda: FourierFeatures(10, form="tan"), "form"),
         (lambda: FourierFeatures(10, gamma=-1.0), "gamma"),
         (lambda: NystromFeatures(10, landmarks="grid"), "landmarks"),
+        (lambda: NystromFeatures(10, dtype="float16"), "dtype"),
+        (lambda: FourierFeatures(10, dtype="int64"), "dtype"),
+        (lambda: FourierFeatures(10, dtype="banana"), "dtype"),
     ],
 )
 def test_bad_parameters(bad, match):
@@ -161,3 +164,29 @@ def test_transform_in_row_blocks_equals_one_block(sparse_input, monkeypatch):
     monkeypatch.setattr(_kernels, "BLOCK_ROWS", 10)  # 11 blocks, the last of 3 rows
     for m, ref in zip(maps, whole, strict=True):
         np.testing.assert_allclose(m.transform(X), ref, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_float32_output_is_the_float64_embedding_rounded_once(sparse_input, monkeypatch):
+    """``dtype="float32"``: the same fitted map (fit does not depend on the output
+    dtype), each embedded value the float64 one rounded to nearest, in every row block."""
+    import scipy.sparse as sp
+
+    from optrank.features import _kernels
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((57, 4))
+    if sparse_input:
+        X[rng.random(X.shape) < 0.5] = 0.0
+        X = sp.csr_matrix(X)
+    monkeypatch.setattr(_kernels, "BLOCK_ROWS", 16)  # 4 blocks
+    for make in (lambda dt: NystromFeatures(n_components=11, random_state=1, dtype=dt),
+                 lambda dt: FourierFeatures(n_components=12, form="sincos", random_state=1,
+                                            dtype=dt)):
+        f64, f32 = make("float64").fit(X), make(np.float32).fit(X)
+        for name, value in f64.fitted_arrays().items():
+            np.testing.assert_array_equal(f32.fitted_arrays()[name], value)
+        Z64, Z32 = f64.transform(X), f32.transform(X)
+        assert Z64.dtype == np.float64 and Z32.dtype == np.float32
+        np.testing.assert_array_equal(Z32, Z64.astype(np.float32))
+        assert f32.fit_transform(X).dtype == np.float32

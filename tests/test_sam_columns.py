@@ -267,11 +267,19 @@ def test_nsolam_is_solam_passes_on_the_embedding():
     embedding_cache.clear()
     model = NSOLAMPasses(learning_rate=1.0, R=10.0, n_landmarks=25, passes=3,
                          random_state=0).fit(X, y)
-    features = NystromFeatures(n_components=25, landmarks="kmeans", random_state=0).fit(X)
-    by_hand = SOLAMPasses(learning_rate=1.0, R=10.0, passes=3, random_state=0)
-    by_hand.fit(features.transform(X), y)
-    np.testing.assert_array_equal(model.decision_function(X_new),
-                                  by_hand.decision_function(features.transform(X_new)))
+    assert model.nystrom_.dtype == "float32"  # the embedding in the learner's dtype
+    for dtype in ("float32", "float64"):
+        features = NystromFeatures(n_components=25, landmarks="kmeans", random_state=0,
+                                   dtype=dtype).fit(X)
+        by_hand = SOLAMPasses(learning_rate=1.0, R=10.0, passes=3, random_state=0)
+        by_hand.fit(features.transform(X), y)
+        # the learner reads float32 rows: a float64 embedding, rounded by the stream,
+        # trains the same weights bit for bit
+        np.testing.assert_array_equal(model.coef_, by_hand.coef_)
+        # scores: float32 features against float64 ones (rounding of the embedding only)
+        np.testing.assert_allclose(model.decision_function(X_new),
+                                   by_hand.decision_function(features.transform(X_new)),
+                                   rtol=0 if dtype == "float32" else 1e-5, atol=1e-6)
     assert model.score(X, y) > 0.9  # a ring: linear SOLAM cannot rank it
     assert SOLAMPasses(learning_rate=1.0, R=10.0, passes=3,
                        random_state=0).fit(X, y).score(X, y) < 0.75

@@ -38,13 +38,16 @@ def _classifier_tags():
     return ClassifierTags(multi_class=False)
 
 
-def validate_ranking_data(estimator: BaseEstimator, X, y, *, accept_sparse=True, reset=True):
-    """Validate (X, y) for fit: finite float64 X, y mapped to {-1, +1}, both classes present.
+def validate_ranking_data(estimator: BaseEstimator, X, y, *, accept_sparse=True, reset=True,
+                          dtype=np.float64):
+    """Validate (X, y) for fit: finite X of ``dtype`` (float64; a tuple keeps an input
+    of any of its types, else converts to the first), y mapped to {-1, +1}, both classes
+    present.
 
     Sets ``classes_`` (the original label values, negative first) and ``n_features_in_``.
     """
     X, y_raw = validate_data(
-        estimator, X, y, accept_sparse="csr" if accept_sparse else False, dtype=np.float64,
+        estimator, X, y, accept_sparse="csr" if accept_sparse else False, dtype=dtype,
         reset=reset,
     )
     pos_label = getattr(estimator, "pos_label", None)

@@ -120,7 +120,9 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         """What ``fit`` does before streaming: checks, ``classes_``, a fresh state;
         returns the validated rows and the float32 -1/+1 labels."""
         _check_binary(y)
-        X, y_pm = validate_ranking_data(self, X, y)
+        # float32 rows (a float32 embedding) are kept: the stream reads the learner's
+        # dtype, so converting them to float64 first would only cost a copy
+        X, y_pm = validate_ranking_data(self, X, y, dtype=(np.float64, np.float32))
         self._start(X.shape[1])
         return X, y_pm.astype(np.float32)
 

@@ -302,11 +302,11 @@ class _KernelStochasticAUC(_StochasticAUC):
 
     def _fit_features(self, X):
         transformer = self._default_features() if self.features is None else self.features
-        Z = embedding_cache.fit_for(self, clone(transformer), X, cache=self.cache_embeddings)
-        return np.asarray(Z, dtype=np.float64)
+        return np.asarray(
+            embedding_cache.fit_for(self, clone(transformer), X, cache=self.cache_embeddings))
 
     def _features(self, X):
-        return np.asarray(embedding_cache.transform_for(self, X), dtype=np.float64)
+        return np.asarray(embedding_cache.transform_for(self, X))
 
 
 class NASAM(_KernelStochasticAUC):
@@ -316,8 +316,10 @@ class NASAM(_KernelStochasticAUC):
     ----------
     features : transformer or None
         Feature map (fitted on the training X); default
-        ``optrank.features.NystromFeatures(n_components, landmarks="kmeans")`` with its
-        default Gaussian bandwidth.
+        ``optrank.features.NystromFeatures(n_components, landmarks="kmeans", dtype=dtype)``
+        with its default Gaussian bandwidth: the embedding is stored in the learner's
+        precision (float32 by default: half the memory of float64, and the same values
+        the learner would read from a float64 embedding, which it rounds to float32).
     n_components : int, default=1600
         Landmarks of the default feature map (the paper's 1600).
     cache_embeddings : bool, default=False
@@ -342,7 +344,7 @@ class NASAM(_KernelStochasticAUC):
         from optrank.features import NystromFeatures
 
         return NystromFeatures(n_components=self.n_components, landmarks="kmeans",
-                               random_state=self.random_state)
+                               random_state=self.random_state, dtype=self.dtype)
 
 
 class NPSAM(NASAM):
@@ -369,8 +371,8 @@ class FASAM(_KernelStochasticAUC):
     Parameters
     ----------
     features : transformer or None
-        Default ``optrank.features.FourierFeatures(n_components)`` with its default
-        Gaussian bandwidth.
+        Default ``optrank.features.FourierFeatures(n_components, dtype=dtype)`` with its
+        default Gaussian bandwidth (the embedding in the learner's precision, as NASAM).
     Other parameters as :class:`NASAM`.
 
     Examples
@@ -388,7 +390,8 @@ class FASAM(_KernelStochasticAUC):
     def _default_features(self):
         from optrank.features import FourierFeatures
 
-        return FourierFeatures(n_components=self.n_components, random_state=self.random_state)
+        return FourierFeatures(n_components=self.n_components, random_state=self.random_state,
+                               dtype=self.dtype)
 
 
 __all__ = ["ASAM", "FASAM", "NASAM", "NPSAM", "PSAM", "SAM"]

@@ -34,9 +34,10 @@ BLOCK_ROWS = 4096
 kernel values, projections) stay at ``BLOCK_ROWS x m``; 1600 landmarks: 52 MB each."""
 
 
-def row_blocks(fn, X, width: int, block_rows: int | None = None) -> np.ndarray:
+def row_blocks(fn, X, width: int, block_rows: int | None = None, dtype=np.float64) -> np.ndarray:
     """``fn`` applied to consecutive blocks of rows of ``X`` (dense or CSR), written into
-    one ``(n, width)`` float64 array.
+    one ``(n, width)`` array of ``dtype`` (each block is computed in ``fn``'s precision
+    and rounded once, on writing).
 
     Examples
     --------
@@ -45,10 +46,31 @@ def row_blocks(fn, X, width: int, block_rows: int | None = None) -> np.ndarray:
     """
     block_rows = BLOCK_ROWS if block_rows is None else int(block_rows)
     n = X.shape[0]
-    out = np.empty((n, width))
+    out = np.empty((n, width), dtype=dtype)
     for start in range(0, n, block_rows):
         stop = min(n, start + block_rows)
         out[start:stop] = fn(X[start:stop])
+    return out
+
+
+OUTPUT_DTYPES = ("float64", "float32")
+"""Output precisions of the feature maps (``dtype=``)."""
+
+
+def output_dtype(dtype) -> np.dtype:
+    """``dtype`` checked against :data:`OUTPUT_DTYPES` (names or numpy types).
+
+    Examples
+    --------
+    >>> output_dtype("float32")
+    dtype('float32')
+    """
+    try:
+        out = np.dtype(dtype)
+    except TypeError:
+        out = None
+    if out is None or out.name not in OUTPUT_DTYPES:
+        raise ValueError(f"dtype must be one of {OUTPUT_DTYPES}, got {dtype!r}")
     return out
 
 

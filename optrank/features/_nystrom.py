@@ -8,7 +8,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from optrank.features._kernels import default_gamma, gaussian_kernel, row_blocks
+from optrank.features._kernels import default_gamma, gaussian_kernel, output_dtype, row_blocks
 
 _LANDMARKS = ("kmeans", "uniform")
 
@@ -39,6 +39,10 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         can leave small clusters without a landmark.
     random_state : int, RandomState or None
         Seed for the landmark choice.
+    dtype : {"float64", "float32"}
+        Precision of ``transform``'s output. Landmarks, kernel values and the
+        normalisation stay float64 and each embedded row is rounded once;
+        ``"float32"`` halves the embedding's memory.
 
     Examples
     --------
@@ -56,6 +60,7 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         kmeans_iter=10,
         kmeans_init="k-means++",
         random_state=None,
+        dtype="float64",
     ):
         self.n_components = n_components
         self.gamma = gamma
@@ -64,6 +69,7 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         self.kmeans_iter = kmeans_iter
         self.kmeans_init = kmeans_init
         self.random_state = random_state
+        self.dtype = dtype
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -77,6 +83,7 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"landmarks must be one of {_LANDMARKS}, got {self.landmarks!r}")
         if not (isinstance(self.n_components, int | np.integer) and self.n_components > 0):
             raise ValueError(f"n_components must be a positive integer, got {self.n_components!r}")
+        output_dtype(self.dtype)
         self.gamma_ = default_gamma(X, self.gamma)
         self.components_ = self._landmarks(X, min(self.n_components, X.shape[0]))
         self.normalization_ = _inverse_sqrt(
@@ -105,7 +112,7 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return row_blocks(
             lambda B: gaussian_kernel(B, self.components_, self.gamma_) @ self.normalization_,
-            X, self.normalization_.shape[1],
+            X, self.normalization_.shape[1], dtype=output_dtype(self.dtype),
         )
 
     def fitted_arrays(self) -> dict:

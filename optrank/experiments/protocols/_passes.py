@@ -213,7 +213,7 @@ class _NystromPasses(RankerMixin, BaseEstimator):
 
     def _nystrom(self):
         return NystromFeatures(n_components=self.n_landmarks, landmarks="kmeans",
-                               random_state=self.random_state)
+                               random_state=self.random_state, dtype=self.dtype)
 
     def _learner(self):
         params = {k: v for k, v in self.get_params().items() if k != "n_landmarks"}
