@@ -102,6 +102,17 @@ def test_gaussian_from_precision_near_singular_kernel():
     np.testing.assert_allclose(g.cov, g.cov.T, atol=1e-12 * np.abs(g.cov).max())
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_precision_is_an_error_not_a_silent_result(bad):
+    """The LAPACK calls skip scipy's finiteness checks; the scaled matrix is checked once."""
+    prec = np.eye(3) * 2.0
+    prec[0, 1] = prec[1, 0] = bad
+    with pytest.raises(ValueError, match="non-finite"):
+        gaussian_from_precision(prec, np.ones(3))
+    with pytest.raises(ValueError, match="non-positive"):
+        gaussian_from_precision(np.diag([1.0, -1.0, 1.0]), np.ones(3))
+
+
 def test_marginal_precision_matches_dense_marginal():
     rng = np.random.default_rng(1)
     A = rng.normal(size=(6, 6))

@@ -28,12 +28,18 @@ def scaled_cholesky(prec: np.ndarray, max_tries: int = 8):
     A relative jitter (1e-12, x100 per try) is added only if the scaled matrix is not
     numerically positive definite.
     """
-    scale = 1.0 / np.sqrt(np.diag(prec))
+    diag = np.diag(prec)
+    if not (diag > 0).all():  # also catches nan
+        raise ValueError("precision matrix has a non-positive or non-finite diagonal")
+    scale = 1.0 / np.sqrt(diag)
     M = prec * scale[:, None] * scale[None, :]
+    if not np.isfinite(M).all():  # checked once here; the LAPACK calls below skip it
+        raise ValueError("precision matrix has non-finite entries")
     jitter = 0.0
     for _ in range(max_tries):
         try:
-            return scale, cho_factor(M + jitter * np.eye(len(M)), lower=True)
+            return scale, cho_factor(M + jitter * np.eye(len(M)) if jitter else M, lower=True,
+                                     check_finite=False)
         except LinAlgError:
             jitter = 1e-12 if jitter == 0.0 else jitter * 100.0
     raise LinAlgError("precision matrix is not positive definite even after jitter")
@@ -53,8 +59,8 @@ def gaussian_from_precision(prec: np.ndarray, rhs: np.ndarray, full: bool = True
     """
     scale, factor = scaled_cholesky(prec)
     mean = _scaled_solve(scale, factor, rhs)
-    L = np.tril(factor[0])
-    Linv = solve_triangular(L, np.eye(len(L)), lower=True)
+    L = factor[0]  # lower factor; its upper triangle is never read
+    Linv = solve_triangular(L, np.eye(len(L)), lower=True, check_finite=False)
     logdet = 2.0 * np.sum(np.log(scale)) - 2.0 * np.sum(np.log(np.diag(L)))
     if full:
         cov = (Linv.T @ Linv) * scale[:, None] * scale[None, :]
@@ -79,4 +85,4 @@ def marginal_precision(prec: np.ndarray, keep: np.ndarray) -> np.ndarray:
 def _scaled_solve(scale: np.ndarray, factor, rhs: np.ndarray) -> np.ndarray:
     """``prec^{-1} rhs`` from the scaled factor; ``rhs`` is a vector or a matrix."""
     col = scale.reshape(-1, *([1] * (np.ndim(rhs) - 1)))
-    return col * cho_solve(factor, col * rhs)
+    return col * cho_solve(factor, col * rhs, check_finite=False)

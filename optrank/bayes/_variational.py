@@ -114,12 +114,12 @@ def update_a_online(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: 
     prec = ups * prob.KK + prior_prec
     rhs = ups * (prob.Kflat @ s.G.mean.ravel()) + prior_rhs
     scale, factor = scaled_cholesky(prec)
-    L = np.tril(factor[0])
+    L = factor[0]  # lower factor; its upper triangle is never read
     var = np.zeros(len(rhs))
     var[-1] = scale[-1] ** 2 / L[-1, -1] ** 2
     s.a = GaussianFactor(_scaled_solve(scale, factor, rhs), var, float("nan"))
     s.a_prec = prec
-    half = solve_triangular(L, scale[:, None] * prob.Kflat, lower=True)
+    half = solve_triangular(L, scale[:, None] * prob.Kflat, lower=True, check_finite=False)
     s.trace_a_kk = float(np.sum(half**2))
 
 
