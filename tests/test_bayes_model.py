@@ -215,3 +215,21 @@ def test_online_a_update_matches_full_update():
     np.testing.assert_allclose(cheap.a.mean, full.a.mean, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(cheap.a.cov[-1], full.a.cov[-1, -1], rtol=1e-10)
     np.testing.assert_allclose(cheap.trace_a_kk, full.trace_a_kk, rtol=1e-8)
+
+
+def test_kernel_stack_is_stored_basis_major_and_not_copied():
+    """``KernelPool.matrices`` returns a (P, n, m) view of a basis-major buffer, and the
+    inference's ``Kflat`` is that buffer (one stack in memory, not two); values equal
+    the kernels computed one by one."""
+    X, y = _ring(30, 11)
+    Z = X[:7]
+    pool = KernelPool(gaussian_widths=(0.5, 2.0), poly_degrees=(1, 3))
+    K = pool.matrices(X, Z)
+    assert K.shape == (4, 30, 7) and K.transpose(1, 0, 2).flags.c_contiguous
+    sq = np.sum((X[:, None] - Z[None]) ** 2, -1)
+    np.testing.assert_allclose(K[1], np.exp(-sq / (2 * 2.0**2)), rtol=1e-12)
+    cos = (X @ Z.T + 1) / np.sqrt(np.outer(np.sum(X**2, 1) + 1, np.sum(Z**2, 1) + 1))
+    np.testing.assert_allclose(K[3], cos**3, rtol=1e-12)
+    prob = Problem(K, np.flatnonzero(y[:7] > 0), np.flatnonzero(y[:7] < 0))
+    assert np.shares_memory(prob.Kflat, K)
+    np.testing.assert_array_equal(prob.Kflat.reshape(30, 4, 7)[:, 2], K[2])

@@ -44,13 +44,18 @@ class KernelPool:
         """Stack of normalised kernel matrices, shape ``(P, len(X), len(Z))``.
 
         Vectorised over all pairs: one Gram product, then elementwise maps per kernel.
+        The array is a view of a basis-major buffer (``out.transpose(1, 0, 2)`` is
+        C-contiguous).
         """
         X = np.asarray(X, dtype=np.float64)
         Z = X if Z is None else np.asarray(Z, dtype=np.float64)
         gram = X @ Z.T
         nx, nz = np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", Z, Z)
         sq = np.maximum(nx[:, None] + nz[None, :] - 2.0 * gram, 0.0)
-        out = np.empty((len(self), X.shape[0], Z.shape[0]))
+        # stored basis-major, (len(X), P, len(Z)) in memory, returned as a (P, ...) view:
+        # the inference's basis-major matrix (``Problem.Kflat``) is then this very buffer,
+        # not a second copy of the whole stack
+        out = np.empty((X.shape[0], len(self), Z.shape[0])).transpose(1, 0, 2)
         for m, width in enumerate(self.gaussian_widths):
             np.exp(sq * (-0.5 / width**2), out=out[m])
         cos = (gram + 1.0) / np.sqrt(np.outer(nx + 1.0, nz + 1.0))

@@ -2,8 +2,8 @@
 
 A precision ``A`` is rescaled to ``M = S A S`` with ``S = diag(A)^(-1/2)`` (unit diagonal,
 so a horseshoe precision of 1e12 next to 1e-3 does not ruin the factorisation), then
-``M = L L^T`` by ``scipy.linalg.cho_factor``. Means come from ``cho_solve``; variances
-from the triangular inverse of ``L`` (well conditioned after scaling).
+``M = L L^T`` by LAPACK ``potrf``. Means come from ``cho_solve``; variances from the
+triangular inverse of ``L`` (``trtri``; well conditioned after scaling).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
+from scipy.linalg import LinAlgError, cho_solve
+from scipy.linalg.lapack import dpotrf, dtrtri
 
 
 class GaussianFactor(NamedTuple):
@@ -37,11 +38,14 @@ def scaled_cholesky(prec: np.ndarray, max_tries: int = 8):
         raise ValueError("precision matrix has non-finite entries")
     jitter = 0.0
     for _ in range(max_tries):
-        try:
-            return scale, cho_factor(M + jitter * np.eye(len(M)) if jitter else M, lower=True,
-                                     check_finite=False)
-        except LinAlgError:
-            jitter = 1e-12 if jitter == 0.0 else jitter * 100.0
+        # LAPACK potrf with the upper triangle zeroed (``clean``): L is a true lower
+        # triangular matrix, as cho_solve and the triangular inverse below need
+        L, info = dpotrf(M + jitter * np.eye(len(M)) if jitter else M, lower=1, clean=1)
+        if info == 0:
+            return scale, (L, True)
+        if info < 0:  # pragma: no cover - an argument error, not a numerical one
+            raise ValueError(f"LAPACK dpotrf: illegal argument {-info}")
+        jitter = 1e-12 if jitter == 0.0 else jitter * 100.0
     raise LinAlgError("precision matrix is not positive definite even after jitter")
 
 
@@ -59,8 +63,10 @@ def gaussian_from_precision(prec: np.ndarray, rhs: np.ndarray, full: bool = True
     """
     scale, factor = scaled_cholesky(prec)
     mean = _scaled_solve(scale, factor, rhs)
-    L = factor[0]  # lower factor; its upper triangle is never read
-    Linv = solve_triangular(L, np.eye(len(L)), lower=True, check_finite=False)
+    L = factor[0]  # lower triangular, upper triangle zero
+    Linv, info = dtrtri(L, lower=1)  # triangular inverse: a third of a solve against I
+    if info != 0:  # pragma: no cover - L has a positive diagonal after potrf
+        raise LinAlgError(f"LAPACK dtrtri failed (info={info})")
     logdet = 2.0 * np.sum(np.log(scale)) - 2.0 * np.sum(np.log(np.diag(L)))
     if full:
         cov = (Linv.T @ Linv) * scale[:, None] * scale[None, :]

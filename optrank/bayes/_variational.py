@@ -36,7 +36,8 @@ class Problem:
 
     def __post_init__(self):
         P, nb, nl = self.K.shape
-        # basis-major copy: Kflat[b, m * n_loss + l] = K[m, b, l]; every product is BLAS
+        # basis-major: Kflat[b, m * n_loss + l] = K[m, b, l]; every product is BLAS (no
+        # copy when K is KernelPool.matrices' output, stored basis-major already)
         self.Kflat = np.ascontiguousarray(self.K.transpose(1, 0, 2)).reshape(nb, P * nl)
         self.K = self.Kflat.reshape(nb, P, nl).transpose(1, 0, 2)  # view, no second copy
         self.KK = self.Kflat @ self.Kflat.T
