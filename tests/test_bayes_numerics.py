@@ -111,6 +111,13 @@ def test_non_finite_precision_is_an_error_not_a_silent_result(bad):
         gaussian_from_precision(prec, np.ones(3))
     with pytest.raises(ValueError, match="non-positive"):
         gaussian_from_precision(np.diag([1.0, -1.0, 1.0]), np.ones(3))
+    with pytest.raises(ValueError, match="right-hand side"):
+        gaussian_from_precision(2.0 * np.eye(3), np.array([bad, 0.0, 1.0]))
+
+
+def test_empty_precision_gives_an_empty_factor():
+    g = gaussian_from_precision(np.zeros((0, 0)), np.zeros(0))
+    assert g.mean.shape == (0,) and g.cov.shape == (0, 0) and g.logdet_cov == 0.0
 
 
 def test_marginal_precision_matches_dense_marginal():

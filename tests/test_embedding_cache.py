@@ -215,3 +215,24 @@ def test_kernel_learner_embeds_in_its_own_dtype(cls):
                                rtol=1e-5, atol=1e-6)
     wide = cls(dtype="float64", **kwargs).fit(X, y)
     assert wide.features_.transform(X).dtype == np.float64
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_scores_of_float32_rows_are_the_float64_product(sparse_input, monkeypatch):
+    """``linear_scores`` widens float32 rows block by block: the scores equal the float64
+    product of the stored values, with no float64 copy of the whole matrix."""
+    import scipy.sparse as sp
+
+    from optrank.estimators import _base
+
+    rng = np.random.default_rng(9)
+    Z = rng.standard_normal((103, 6)).astype(np.float32)
+    if sparse_input:
+        Z[rng.random(Z.shape) < 0.5] = 0.0
+        Z = sp.csr_matrix(Z)
+    coef = rng.standard_normal(6)
+    monkeypatch.setattr(_base, "SCORE_BLOCK_ROWS", 10)
+    out = _base.linear_scores(Z, coef)
+    assert out.dtype == np.float64 and out.shape == (103,)
+    np.testing.assert_allclose(out, np.asarray(Z.astype(np.float64) @ coef).ravel(),
+                               rtol=1e-15, atol=0)

@@ -139,7 +139,9 @@ def test_bad_parameters(bad, match):
 
 
 @parametrize_with_checks(
-    [FourierFeatures(n_components=10, random_state=0), NystromFeatures(5, random_state=0)]
+    [FourierFeatures(n_components=10, random_state=0), NystromFeatures(5, random_state=0),
+     FourierFeatures(n_components=10, random_state=0, dtype="float32"),
+     NystromFeatures(5, random_state=0, dtype="float32")]
 )
 def test_sklearn_transformer_contract(estimator, check):
     check(estimator)

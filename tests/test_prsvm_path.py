@@ -13,9 +13,9 @@ import scipy.sparse as sp
 
 from optrank.estimators import _prsvm
 from optrank.estimators._prsvm import FBAM, NBAM, PRSVMPlus
-from optrank.features import _cache as embedding_cache
 from optrank.experiments import _runner
 from optrank.experiments._protocol import DatasetEntry, Protocol
+from optrank.features import _cache as embedding_cache
 from optrank.models._prsvm_oracle import PRSVMOracle
 from optrank.solvers._newton import conjugate_gradient
 

@@ -66,5 +66,15 @@ class KernelPool:
 
 
 def combine(kernels: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Weighted sum of a kernel stack: ``sum_m weights[m] * kernels[m]``."""
-    return np.tensordot(weights, kernels, axes=(0, 0))
+    """Weighted sum of a kernel stack: ``sum_m weights[m] * kernels[m]``.
+
+    Reads the stack in whatever layout it has (``KernelPool.matrices`` returns a
+    basis-major buffer seen as ``(P, n, m)``; ``tensordot`` would first copy such a view
+    whole).
+
+    Examples
+    --------
+    >>> combine(np.stack([np.eye(2), np.ones((2, 2))]), np.array([2.0, 1.0])).tolist()
+    [[3.0, 1.0], [1.0, 3.0]]
+    """
+    return np.einsum("p,pnm->nm", weights, kernels)

@@ -61,6 +61,8 @@ def gaussian_from_precision(prec: np.ndarray, rhs: np.ndarray, full: bool = True
     >>> bool(np.isclose(g.logdet_cov, -np.log(np.linalg.det(A))))
     True
     """
+    if len(prec) == 0:  # an empty problem (no basis): nothing to factor
+        return GaussianFactor(np.zeros(0), np.zeros((0, 0) if full else 0), 0.0)
     scale, factor = scaled_cholesky(prec)
     mean = _scaled_solve(scale, factor, rhs)
     L = factor[0]  # lower triangular, upper triangle zero
@@ -90,5 +92,7 @@ def marginal_precision(prec: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 def _scaled_solve(scale: np.ndarray, factor, rhs: np.ndarray) -> np.ndarray:
     """``prec^{-1} rhs`` from the scaled factor; ``rhs`` is a vector or a matrix."""
+    if not np.isfinite(rhs).all():  # LAPACK is called without scipy's checks
+        raise ValueError("right-hand side has non-finite entries")
     col = scale.reshape(-1, *([1] * (np.ndim(rhs) - 1)))
     return col * cho_solve(factor, col * rhs, check_finite=False)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from optrank.bayes._batch import BatchResult
-from optrank.bayes._kernels import KernelPool
+from optrank.bayes._kernels import KernelPool, combine
 from optrank.bayes._linalg import GaussianFactor, marginal_precision
 from optrank.bayes._tpbn import GammaFactor, TPBNFactors
 from optrank.bayes._variational import (
@@ -83,7 +83,7 @@ def from_batch(res: BatchResult, X: np.ndarray, y: np.ndarray, budget: int | Non
 
 def model_predict(model: OnlineModel, pool: KernelPool, X: np.ndarray) -> np.ndarray:
     """Posterior-mean scores of the rows of ``X``."""
-    K = np.tensordot(model.be_mean[1:], pool.matrices(model.X, X), axes=1)
+    K = combine(pool.matrices(model.X, X), model.be_mean[1:])
     return model.a_mean @ K + model.be_mean[0]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from optrank.bayes._kernels import KernelPool
+from optrank.bayes._kernels import KernelPool, combine
 
 
 def posterior_scores(
@@ -29,6 +29,6 @@ def posterior_scores(
     basis, a = basis[keep], a[keep]
     out = np.empty(X.shape[0])
     for start in range(0, X.shape[0], chunk):
-        K = np.tensordot(e, pool.matrices(basis, X[start : start + chunk]), axes=1)
+        K = combine(pool.matrices(basis, X[start : start + chunk]), e)
         out[start : start + chunk] = a @ K + b
     return out

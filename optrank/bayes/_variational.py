@@ -27,7 +27,12 @@ from optrank.bayes._tpbn import GammaFactor
 
 @dataclass
 class Problem:
-    """Kernel evaluations and labels of one inference problem."""
+    """Kernel evaluations and labels of one inference problem.
+
+    ``Kflat`` (and the view ``K``) share memory with the given stack when it is stored
+    basis-major, as ``KernelPool.matrices`` returns it: the stack is not copied, so it
+    must not be modified while the problem is in use.
+    """
 
     K: np.ndarray  # (P, n_basis, n_loss)
     pos: np.ndarray  # indices of positive loss instances

@@ -60,10 +60,37 @@ def validate_ranking_data(estimator: BaseEstimator, X, y, *, accept_sparse=True,
     return X, y_pm
 
 
-def validate_predict_data(estimator: BaseEstimator, X, *, accept_sparse=True):
-    """Validate X for decision_function on a fitted estimator."""
+def validate_predict_data(estimator: BaseEstimator, X, *, accept_sparse=True,
+                          dtype=np.float64):
+    """Validate X for decision_function on a fitted estimator (``dtype`` as in
+    :func:`validate_ranking_data`)."""
     check_is_fitted(estimator)
     return validate_data(
-        estimator, X, accept_sparse="csr" if accept_sparse else False, dtype=np.float64,
+        estimator, X, accept_sparse="csr" if accept_sparse else False, dtype=dtype,
         reset=False,
     )
+
+
+SCORE_BLOCK_ROWS = 4096
+"""Rows per block when :func:`linear_scores` widens float32 rows to float64."""
+
+
+def linear_scores(X, coef: np.ndarray) -> np.ndarray:
+    """``X @ coef`` as a flat float64 vector, computed in float64 from the stored values
+    of ``X`` (float32 rows, e.g. a float32 embedding, are widened block by block, so no
+    float64 copy of the whole matrix is made and the scores are those of the float64
+    product).
+
+    Examples
+    --------
+    >>> linear_scores(np.ones((3, 2), dtype=np.float32), np.array([0.5, 0.25])).tolist()
+    [0.75, 0.75, 0.75]
+    """
+    coef = np.asarray(coef, dtype=np.float64)
+    if X.dtype == np.float64:
+        return np.asarray(X @ coef, dtype=np.float64).ravel()
+    out = np.empty(X.shape[0])
+    for start in range(0, X.shape[0], SCORE_BLOCK_ROWS):
+        block = X[start : start + SCORE_BLOCK_ROWS].astype(np.float64)
+        out[start : start + SCORE_BLOCK_ROWS] = np.asarray(block @ coef).ravel()
+    return out

@@ -20,7 +20,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from optrank._persist import load_npz, save_npz
 from optrank._validation import binary_labels
-from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.estimators._base import (
+    RankerMixin,
+    linear_scores,
+    validate_predict_data,
+    validate_ranking_data,
+)
 
 _DTYPES = ("float32", "float64")
 
@@ -171,10 +176,10 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Ranking scores of the current state (mean weights)."""
-        X = validate_predict_data(self, X)
+        X = validate_predict_data(self, X, dtype=(np.float64, np.float32))
         coef = self.coef_
         if coef is not None:
-            return np.asarray(X @ coef, dtype=np.float64).ravel()
+            return linear_scores(X, coef)
         X = X.toarray() if sp.issparse(X) else X
         with _precision(self.dtype):
             return np.asarray(self._learner().score(self.state_, X.astype(self.dtype)),

@@ -18,7 +18,12 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.multiclass import type_of_target
 
-from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.estimators._base import (
+    RankerMixin,
+    linear_scores,
+    validate_predict_data,
+    validate_ranking_data,
+)
 from optrank.features import _cache as embedding_cache
 
 _DTYPES = ("float32", "float64")
@@ -192,7 +197,7 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """Ranking score ``phi(x) @ coef_`` (higher ranks first)."""
         X = validate_predict_data(self, X)
-        return np.asarray(self._features(X) @ self.coef_).ravel()
+        return linear_scores(self._features(X), self.coef_)
 
 
 class ASAM(_StochasticAUC):

@@ -45,7 +45,9 @@ def _plain(value) -> bool:
         return True
     if isinstance(value, tuple | list):
         return all(_plain(v) for v in value)
-    return False
+    # a numpy dtype or scalar type (``dtype=np.float32``): its repr names it exactly
+    return isinstance(value, np.dtype) or (
+        isinstance(value, type) and issubclass(value, np.generic))
 
 
 def _cacheable_params(features) -> dict | None:

@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from optrank.features._kernels import default_gamma, output_dtype, row_blocks
+from optrank.features._kernels import default_gamma, output_dtype, row_blocks, tag_dtype
 
 _FORMS = ("cos", "sincos")
 
@@ -55,6 +55,7 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = [tag_dtype(self.dtype)]
         return tags
 
     def fit(self, X, y=None):

@@ -74,6 +74,16 @@ def output_dtype(dtype) -> np.dtype:
     return out
 
 
+def tag_dtype(dtype) -> str:
+    """The output dtype's name for scikit-learn's ``preserves_dtype`` tag: a map keeps
+    input of that dtype (and writes it whatever the input); ``"float64"`` while the
+    parameter is invalid (``fit`` reports it)."""
+    try:
+        return output_dtype(dtype).name
+    except ValueError:
+        return "float64"
+
+
 def gaussian_kernel(X, Y, gamma: float) -> np.ndarray:
     """Gaussian kernel matrix ``exp(-gamma ||x_i - y_j||^2)``.
 

@@ -8,7 +8,13 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from optrank.features._kernels import default_gamma, gaussian_kernel, output_dtype, row_blocks
+from optrank.features._kernels import (
+    default_gamma,
+    gaussian_kernel,
+    output_dtype,
+    row_blocks,
+    tag_dtype,
+)
 
 _LANDMARKS = ("kmeans", "uniform")
 
@@ -74,6 +80,7 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = [tag_dtype(self.dtype)]
         return tags
 
     def fit(self, X, y=None):

@@ -6,12 +6,13 @@ the runner hands them the training part in one seeded random order (docs/reprodu
 wrappers feed pass ``k`` in the ``k``-th permutation drawn from
 ``numpy.random.default_rng(random_state)``, from a fresh state, each pass continuing the
 stream of the one before (step counter, running averages, buffers and their stream
-counters), as the estimator's ``fit`` then ``partial_fit`` on the permuted rows would. An **epoch** of an online learner
-is one such pass. With ``fit(X, y, X_val=..., y_val=...)`` the AUC on the monitoring
-set after every pass is appended to ``history_`` (the runner's per-epoch curves), and
-the fit runs ``monitor_passes`` passes when that is set: the hyperparameters are chosen
-and timed at the tables' ``passes`` while the monitored curve goes on to 60 epochs; its
-first ``passes`` values are those of the unmonitored fit (same seed, same stream).
+counters), as the estimator's ``fit`` then ``partial_fit`` on the permuted rows would.
+An **epoch** of an online learner is one such pass. With
+``fit(X, y, X_val=..., y_val=...)`` the AUC on the monitoring set after every pass is
+appended to ``history_`` (the runner's per-epoch curves), and the fit runs
+``monitor_passes`` passes when that is set: the hyperparameters are chosen and timed at
+the tables' ``passes`` while the monitored curve goes on to 60 epochs; its first
+``passes`` values are those of the unmonitored fit (same seed, same stream).
 
 Referenced by the protocols of :mod:`optrank.experiments.protocols.table_sam` as
 ``"optrank.experiments.protocols._passes:OAMPasses"`` etc., so that importing the

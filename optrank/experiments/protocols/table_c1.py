@@ -23,9 +23,10 @@ Deviations, because the paper leaves them open or the data differ:
 * The prototype methods are capped at ``max_prototypes=100`` (the paper has no cap).
 * L1 and L-infinity Ranking run as :class:`~optrank.estimators._path_ranksvm.PathRankSVM`:
   the LP of each CV fold, written with the scores ``s = X w`` as variables, is kept in
-  one HiGHS model and re-solved warm (dual simplex) for each ``C``. The optimum is that of independent fits; on a degenerate LP (several
-  optimal weight vectors) the vertex returned, and so the AUC, may differ from a cold
-  solve's. The L2 Ranking SVM is solved by the interior-point solver of its dual
+  one HiGHS model and re-solved warm (dual simplex) for each ``C``. The optimum is that
+  of independent fits; on a degenerate LP (several optimal weight vectors) the vertex
+  returned, and so the AUC, may differ from a cold solve's. The L2 Ranking SVM is solved
+  by the interior-point solver of its dual
   (``optrank.solvers._pair_qp``, certified relative gap ``1e-7``; Clarabel on the score
   form of the QP otherwise); the optimal ``w`` is unique, so the model is that of
   ``RankSVM(penalty="l2")`` to solver tolerance.
