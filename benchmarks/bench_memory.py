@@ -25,6 +25,7 @@ spambase-like uniform rows in 10 dimensions for B2RMK), so no dataset is needed.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import resource
 import subprocess
@@ -58,8 +59,6 @@ def _case(name: str, rows: int, landmarks: int, bayes_rows: int) -> dict:
         model.fit(X, y)
         seconds, grown = time.perf_counter() - t, _peak_mb() - before
         itemsize = 8 if name == "nasam-f64" else 4
-        import hashlib
-
         return {"case": name, "array": "embedding", "array_mb": rows * landmarks * itemsize / 2**20,
                 "grown_mb": grown, "seconds": seconds, "auc": float(model.score(X, y)),
                 "coef": hashlib.sha256(np.ascontiguousarray(model.coef_).tobytes()).hexdigest()}

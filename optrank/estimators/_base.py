@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from optrank._validation import binary_labels, require_two_classes
+from optrank.features._kernels import row_blocks
 from optrank.metrics import auc
 
 
@@ -89,8 +90,6 @@ def linear_scores(X, coef: np.ndarray) -> np.ndarray:
     coef = np.asarray(coef, dtype=np.float64)
     if X.dtype == np.float64:
         return np.asarray(X @ coef, dtype=np.float64).ravel()
-    out = np.empty(X.shape[0])
-    for start in range(0, X.shape[0], SCORE_BLOCK_ROWS):
-        block = X[start : start + SCORE_BLOCK_ROWS].astype(np.float64)
-        out[start : start + SCORE_BLOCK_ROWS] = np.asarray(block @ coef).ravel()
-    return out
+    scores = row_blocks(lambda B: np.asarray(B.astype(np.float64) @ coef).reshape(-1, 1),
+                        X, 1, block_rows=SCORE_BLOCK_ROWS)
+    return scores.ravel()

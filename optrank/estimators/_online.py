@@ -28,6 +28,9 @@ from optrank.estimators._base import (
 )
 
 _DTYPES = ("float32", "float64")
+_ROW_DTYPES = (np.float64, np.float32)
+"""Input rows kept as they are (a float32 embedding is not widened: the stream reads the
+learner's dtype, and scores are computed in float64 by ``linear_scores``)."""
 
 
 def _precision(dtype: str):
@@ -125,9 +128,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         """What ``fit`` does before streaming: checks, ``classes_``, a fresh state;
         returns the validated rows and the float32 -1/+1 labels."""
         _check_binary(y)
-        # float32 rows (a float32 embedding) are kept: the stream reads the learner's
-        # dtype, so converting them to float64 first would only cost a copy
-        X, y_pm = validate_ranking_data(self, X, y, dtype=(np.float64, np.float32))
+        X, y_pm = validate_ranking_data(self, X, y, dtype=_ROW_DTYPES)
         self._start(X.shape[1])
         return X, y_pm.astype(np.float32)
 
@@ -176,7 +177,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Ranking scores of the current state (mean weights)."""
-        X = validate_predict_data(self, X, dtype=(np.float64, np.float32))
+        X = validate_predict_data(self, X, dtype=_ROW_DTYPES)
         coef = self.coef_
         if coef is not None:
             return linear_scores(X, coef)
