@@ -20,6 +20,7 @@ from optrank.bayes._kernels import KernelPool, combine
 from optrank.bayes._linalg import GaussianFactor, marginal_precision
 from optrank.bayes._tpbn import GammaFactor, TPBNFactors
 from optrank.bayes._variational import (
+    OnlineA,
     Problem,
     State,
     model_scores,
@@ -119,7 +120,7 @@ def online_step(
     pos, neg = (idx_own, idx_opp) if y > 0 else (idx_opp, idx_own)
     prob = Problem(pool.matrices(basis_X, loss_X), pos, neg, C=hyper.C)
     prior_prec = marginal_precision(model.a_prec, keep)
-    state, prior_full = _run_inference(model, prob, prior_prec, model.a_mean[keep], hyper)
+    state = _run_inference(model, prob, prior_prec, model.a_mean[keep], hyper)
     return OnlineModel(
         X=basis_X,
         y=np.r_[model.y[keep], y],
@@ -131,23 +132,30 @@ def online_step(
 
 
 def _run_inference(model, prob, prior_prec, prior_mean, hyper):
-    nb = len(prior_mean) + 1
-    prior_full = np.zeros((nb, nb))
-    prior_full[:-1, :-1] = prior_prec
-    prior_rhs = np.r_[prior_prec @ prior_mean, 0.0]
     tpbn = TPBNFactors(hyper.alpha_star, hyper.beta_star, 1)
     state = _init_state(model, prob, np.r_[prior_mean, 0.0], hyper)
     be_rhs = model.be_prec @ model.be_mean
+    # q(a): one factorisation of the step's fixed prior, reused by every sweep
+    # (OnlineA); without kept weights the direct update is as cheap
+    factored = OnlineA(prob, prior_prec, prior_mean) if len(prior_mean) else None
+    if factored is None:
+        prior_full = np.zeros((1, 1))
+        prior_rhs = np.zeros(1)
     for _ in range(hyper.n_iter):
         update_theta(state, prob)
         update_f(state, prob)
         update_G(state, prob)
-        prior_full[-1, -1] = tpbn.lam_inv[0]
-        update_a_online(state, prob, prior_full, prior_rhs)
+        if factored is None:
+            prior_full[-1, -1] = tpbn.lam_inv[0]
+            update_a_online(state, prob, prior_full, prior_rhs)
+        else:
+            factored.update(state, prob, float(tpbn.lam_inv[0]))
         tpbn.update(state.a_second[-1:])
         update_be(state, model.be_prec, be_rhs)
         update_noise(state, prob, hyper)
-    return state, prior_full
+    if factored is not None:
+        state.a_prec = factored.precision(prob)
+    return state
 
 
 def _init_state(model: OnlineModel, prob: Problem, a_mean: np.ndarray, hyper: OnlineHyper) -> State:

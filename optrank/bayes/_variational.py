@@ -129,6 +129,82 @@ def update_a_online(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: 
     s.trace_a_kk = float(np.sum(half**2))
 
 
+class OnlineA:
+    """The online ``q(a)`` update with one factorisation per step instead of one per sweep.
+
+    The precision of an online step is ``A = blockdiag(P0, lam) + ups V V^T`` (``V =
+    prob.Kflat``, ``r = P * n_loss`` columns, its last row ``v`` the new instance's): the
+    prior ``P0`` of the kept weights is fixed during the step's sweeps, only ``ups`` and
+    the new weight's TPBN precision ``lam`` change. With the prior mean ``m0`` (the new
+    weight's is 0), ``A^-1 b = [m0; 0] + A^-1 ups V d`` with ``d = <g> - V1^T m0``: the
+    prior's part of the right-hand side becomes a data-like term, so the large entries of
+    a horseshoe precision never enter a sum. Once per step (docs/bayes.md, "Online q(a)
+    in one factorisation"):
+
+    * the Jacobi-scaled Cholesky ``S P0 S = L L^T`` and ``U1 = L^-1 S V1`` (kept rows),
+    * the SVD ``U1 = Q diag(sig) E^T`` with ``E`` a complete ``r x r`` basis (``sig = 0``
+      beyond the rank);
+
+    and per sweep, with ``shrink = 1 / (1 + ups sig^2)`` (the eigenvalues of ``(I + ups
+    U1^T U1)^-1``), the new weight by its Schur complement ``s = lam + ups sum shrink
+    (E^T v)^2``:
+
+    * mean: ``x2 = ups sum shrink (E^T v)(E^T d) / s``, ``x1 = m0 + S L^-T U1 E (ups
+      shrink (E^T d - x2 E^T v))`` (one triangular solve of the kept size);
+    * variance of the new weight: ``1 / s``;
+    * ``tr(Sigma V V^T) = sum sig^2 shrink + sum (shrink E^T v)^2 / s``.
+
+    Every sum has non-negative weights (no ``1 - x / (1 + x)`` cancellation). Equal to
+    :func:`update_a_online` to rounding (tested against a refined solve); that function
+    remains the reference and the path for a step without kept weights.
+    """
+
+    def __init__(self, prob: Problem, prior_prec: np.ndarray, prior_mean: np.ndarray):
+        V = prob.Kflat
+        V1, v = V[:-1], V[-1]
+        self.scale, (self.L, _) = scaled_cholesky(prior_prec)
+        self.U1 = solve_triangular(self.L, self.scale[:, None] * V1, lower=True,
+                                   check_finite=False)
+        n_kept, r = self.U1.shape
+        # SVD of U1^T: its left factor is E, complete (r x r) in both shapes
+        self.E, sig, _ = np.linalg.svd(self.U1.T, full_matrices=n_kept < r)
+        self.sig2 = np.zeros(r)
+        self.sig2[: len(sig)] = sig**2
+        self.Ev = self.E.T @ v
+        self.h = V1.T @ prior_mean  # the prior mean's kernel scores
+        self.prior_mean = prior_mean
+        self.prior_prec = prior_prec
+        self.last = (1.0, 1.0)  # (ups, lam) of the latest update, for the stored precision
+
+    def update(self, s: State, prob: Problem, lam: float) -> None:
+        """Set ``s.a`` (mean, new weight's variance) and ``s.trace_a_kk`` for ``lam``."""
+        ups = s.upsilon.mean
+        g = s.G.mean.ravel()
+        if not np.isfinite(g).all():
+            raise ValueError("right-hand side has non-finite entries")
+        shrink = 1.0 / (1.0 + ups * self.sig2)
+        zE = shrink * self.Ev
+        schur = lam + ups * float(self.Ev @ zE)
+        Ed = self.E.T @ (g - self.h)
+        x2 = ups * float(zE @ Ed) / schur
+        t = self.U1 @ (self.E @ (ups * shrink * (Ed - x2 * self.Ev)))
+        x1 = self.prior_mean + self.scale * solve_triangular(
+            self.L, t, lower=True, trans="T", check_finite=False)
+        var = np.zeros(len(x1) + 1)
+        var[-1] = 1.0 / schur
+        s.a = GaussianFactor(np.r_[x1, x2], var, float("nan"))
+        s.trace_a_kk = float(np.sum(self.sig2 * shrink) + (zE @ zE) / schur)
+        self.last = (ups, lam)
+
+    def precision(self, prob: Problem) -> np.ndarray:
+        """``blockdiag(P0, lam) + ups V V^T`` of the latest update (stored for the next step)."""
+        ups, lam = self.last
+        prec = ups * prob.KK
+        prec[:-1, :-1] += self.prior_prec
+        prec[-1, -1] += lam
+        return prec
+
+
 def update_G(s: State, prob: Problem) -> None:
     """``q(g_i) = N(Sigma_g (c(<f_i><e> - <be>) + upsilon K_i^T <a>), Sigma_g)``."""
     c, ups = s.c.mean, s.upsilon.mean
