@@ -86,7 +86,8 @@ def main(quick=False):
         t = bench_update(b, pool)
         upd.append(t)
         print(f"{b:6d} {1e3 * t:18.1f}")
-    print(f"update time grows as budget^{exponent(budgets, upd):.2f} (theory: |B|^3 once per step plus |B|^2 per sweep)")
+    print(f"update time grows as budget^{exponent(budgets, upd):.2f} "
+          "(theory: |B|^3 once per step plus |B|^2 per sweep)")
 
 
 if __name__ == "__main__":

@@ -48,6 +48,23 @@ class OnlineHyper:
     alpha_c: float = 1.0
     beta_c: float = 1.0
 
+    def __post_init__(self):
+        if not (isinstance(self.k, (int, np.integer)) and self.k >= 1):
+            raise ValueError(f"k must be an integer >= 1, got {self.k!r}")
+        if not (isinstance(self.n_iter, (int, np.integer)) and self.n_iter >= 1):
+            raise ValueError(f"n_iter must be an integer >= 1, got {self.n_iter!r}")
+        for name in ("C", "alpha_star", "beta_star", "alpha_upsilon", "beta_upsilon",
+                     "alpha_c", "beta_c"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+def check_budget(budget) -> None:
+    """``budget`` is ``None`` (unbounded) or an integer >= 1 per class."""
+    if budget is not None and not (isinstance(budget, (int, np.integer)) and budget >= 1):
+        raise ValueError(f"budget must be None or an integer >= 1, got {budget!r}")
+
 
 @dataclass
 class OnlineModel:
@@ -107,6 +124,7 @@ def online_step(
     model: OnlineModel, x: np.ndarray, y: float, pool: KernelPool, hyper: OnlineHyper, budget
 ) -> OnlineModel:
     """One OB2RMK update on ``(x, y)``; returns the new buffers and posterior."""
+    check_budget(budget)
     if not np.any(model.y != y):
         return _append_without_loss(model, x, y)
     nn = _nearest_opposite(model, x, y, hyper.k)
@@ -136,11 +154,14 @@ def _run_inference(model, prob, prior_prec, prior_mean, hyper):
     state = _init_state(model, prob, np.r_[prior_mean, 0.0], hyper)
     be_rhs = model.be_prec @ model.be_mean
     # q(a): one factorisation of the step's fixed prior, reused by every sweep
-    # (OnlineA); without kept weights the direct update is as cheap
-    factored = OnlineA(prob, prior_prec, prior_mean) if len(prior_mean) else None
+    # (OnlineA); the direct per-sweep update without kept weights (as cheap) or when the
+    # scaled prior is too ill-conditioned for the factorised form to be accurate
+    factored = OnlineA.build(prob, prior_prec, prior_mean)
     if factored is None:
-        prior_full = np.zeros((1, 1))
-        prior_rhs = np.zeros(1)
+        nb = len(prior_mean) + 1
+        prior_full = np.zeros((nb, nb))
+        prior_full[:-1, :-1] = prior_prec
+        prior_rhs = np.r_[prior_prec @ prior_mean, 0.0]
     for _ in range(hyper.n_iter):
         update_theta(state, prob)
         update_f(state, prob)

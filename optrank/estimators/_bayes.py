@@ -12,7 +12,13 @@ from optrank._validation import binary_labels
 from optrank.bayes._batch import BatchHyper, fit_batch
 from optrank.bayes._kernels import DEFAULT_DEGREES, DEFAULT_WIDTHS, KernelPool
 from optrank.bayes._koil import koil_init, koil_scores, koil_step
-from optrank.bayes._online import OnlineHyper, from_batch, model_predict, online_step
+from optrank.bayes._online import (
+    OnlineHyper,
+    check_budget,
+    from_batch,
+    model_predict,
+    online_step,
+)
 from optrank.bayes._plot import plot_weights
 from optrank.bayes._predict import posterior_scores
 from optrank.bayes._variational import Problem
@@ -202,6 +208,8 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         )
 
     def fit(self, X, y):
+        self._hyper()  # settings errors before any work
+        check_budget(self.budget)
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         if self.shuffle:
