@@ -390,3 +390,24 @@ def test_kernel_stack_is_stored_basis_major_and_not_copied():
     prob = Problem(K, np.flatnonzero(y[:7] > 0), np.flatnonzero(y[:7] < 0))
     assert np.shares_memory(prob.Kflat, K)
     np.testing.assert_array_equal(prob.Kflat.reshape(30, 4, 7)[:, 2], K[2])
+
+
+def test_verbose_shows_progress_and_changes_nothing(capsys):
+    """``verbose=True`` draws a progress bar on stderr (B2RMK: sweeps; OB2RMK: streamed
+    instances) and fits the same model as the silent default."""
+    X, y = _ring(120, 5)
+    quiet = optrank.B2RMK(max_iter=6, random_state=0).fit(X, y)
+    capsys.readouterr()
+    loud = optrank.B2RMK(max_iter=6, random_state=0, verbose=True).fit(X, y)
+    err = capsys.readouterr().err
+    assert "B2RMK" in err and "sweep" in err
+    np.testing.assert_array_equal(loud.sample_weights_, quiet.sample_weights_)
+    assert loud.elbo_ == quiet.elbo_
+    kw = dict(budget=20, n_iter=3, init_max_iter=5, random_state=0, C_grid=(0.1, 1.0))
+    quiet = optrank.OB2RMK(**kw).fit(X, y)
+    capsys.readouterr()
+    loud = optrank.OB2RMK(verbose=True, **kw).fit(X, y)
+    err = capsys.readouterr().err
+    assert "OB2RMK" in err and "instance" in err
+    np.testing.assert_array_equal(loud.sample_weights_, quiet.sample_weights_)
+    assert loud.C_ == quiet.C_

@@ -171,8 +171,11 @@ def fit_batch(
     max_iter: int = 100,
     tol: float = 1e-5,
     rng: np.random.Generator | None = None,
+    callback=None,
 ) -> BatchResult:
     """Coordinate ascent until the relative ELBO change is below ``tol`` (or ``max_iter``).
+
+    ``callback(sweep, elbo)``, if given, is called after every sweep (progress display).
 
     Examples
     --------
@@ -195,6 +198,8 @@ def fit_batch(
     for it in range(max_iter):
         sweep(res, prob, hyper)
         res.elbo.append(elbo(res, prob, hyper))
+        if callback is not None:
+            callback(it + 1, res.elbo[-1])
         if it > 0 and abs(res.elbo[-1] - res.elbo[-2]) <= tol * abs(res.elbo[-1]):
             res.converged = True
             break
