@@ -411,3 +411,24 @@ def test_verbose_shows_progress_and_changes_nothing(capsys):
     assert "OB2RMK" in err and "instance" in err
     np.testing.assert_array_equal(loud.sample_weights_, quiet.sample_weights_)
     assert loud.C_ == quiet.C_
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: optrank.B2RMK(max_iter=0), "max_iter must"),
+    (lambda: optrank.B2RMK(tol=-1.0), "tol must"),
+    (lambda: optrank.B2RMK(alpha_a=0.0), "alpha_a must"),
+    (lambda: optrank.OB2RMK(init_fraction=1.0), "init_fraction must"),
+    (lambda: optrank.OB2RMK(init_max_iter=0), "init_max_iter must"),
+    (lambda: optrank.KOIL(budget=0), "budget must"),
+    (lambda: optrank.KOIL(budget=None), "budget must"),
+    (lambda: optrank.KOIL(k=0), "k must"),
+    (lambda: optrank.KOIL(C=-1.0), "C must"),
+    (lambda: optrank.KOIL(eta=0.0), "eta must"),
+    (lambda: optrank.KOIL(width=np.nan), "width must"),
+    (lambda: optrank.KOIL(tune_fraction=0.0), "tune_fraction must"),
+])
+def test_bayes_estimators_reject_bad_settings(make, match):
+    """Bad settings are a ValueError naming the setting, raised before any work."""
+    X, y = _ring(40, 6)
+    with pytest.raises(ValueError, match=match):
+        make().fit(X, y)

@@ -31,6 +31,23 @@ def _dense(X) -> np.ndarray:
     return X.toarray() if sp.issparse(X) else np.asarray(X)
 
 
+def _check_positive(est, *names) -> None:
+    for name in names:
+        value = getattr(est, name)
+        if isinstance(value, (bool, np.bool_)) or not (
+                isinstance(value, (int, float, np.integer, np.floating))
+                and np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+def _check_count(est, *names) -> None:
+    for name in names:
+        value = getattr(est, name)
+        if isinstance(value, (bool, np.bool_)) or not (
+                isinstance(value, (int, np.integer)) and value >= 1):
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
 @contextmanager
 def _progress(verbose, total: int, desc: str, unit: str):
     """A tqdm bar on stderr when ``verbose`` (else None), closed on exit."""
@@ -122,6 +139,10 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         return BatchHyper(**{k: float(getattr(self, k)) for k in names})
 
     def fit(self, X, y):
+        _check_count(self, "max_iter")
+        _check_positive(self, *BatchHyper.__dataclass_fields__)
+        if not (np.isfinite(self.tol) and self.tol >= 0):
+            raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}")
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         pool = self._pool()
@@ -242,6 +263,9 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
     def fit(self, X, y):
         self._hyper()  # settings errors before any work
         check_budget(self.budget)
+        _check_count(self, "init_max_iter")
+        if not 0 < self.init_fraction < 1:
+            raise ValueError(f"init_fraction must be in (0, 1), got {self.init_fraction!r}")
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         if self.shuffle:
@@ -403,6 +427,10 @@ class KOIL(RankerMixin, BaseEstimator):
     def fit(self, X, y):
         if self.policy not in ("rs++", "fifo++"):
             raise ValueError(f"policy must be 'rs++' or 'fifo++', got {self.policy!r}")
+        _check_count(self, "budget", "k")
+        _check_positive(self, "C", "eta", "width")
+        if not 0 < self.tune_fraction <= 1:
+            raise ValueError(f"tune_fraction must be in (0, 1], got {self.tune_fraction!r}")
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         self.rng_ = np.random.default_rng(self.random_state)
