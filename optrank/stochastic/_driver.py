@@ -89,7 +89,9 @@ def _group_scan(learner: Learner, state: SAMState, D):
         out = []
         for j in range(P // S):
             if S > 1:
-                s, m = jax.lax.scan(quiet, s, rows[j * S:(j + 1) * S - 1])
+                # unrolled (S - 1 = 7 steps by default): 13% off a covtype ASAM epoch,
+                # +0.3-0.5 s compile (docs/stochastic.md)
+                s, m = jax.lax.scan(quiet, s, rows[j * S:(j + 1) * S - 1], unroll=True)
                 out.append(m)
             s, info = learner.update_diff_at(s, rows[(j + 1) * S - 1], (j + 1) * S % P)
             out.append(info.margin[None])
