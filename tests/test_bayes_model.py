@@ -330,9 +330,10 @@ def test_online_stream_equals_direct_q_a_updates(monkeypatch):
     """90 OB2RMK steps (budget 100, so compensation and marginalisation run) with the
     factorised q(a) give the model of the same stream with the direct per-sweep Cholesky
     update (``update_a_online`` patched in): weights, (b, e) and the stored precision to
-    1e-9 relative."""
+    1e-9 relative; with every step declined (``MAX_COND = 0``), ``_run_inference``'s
+    fallback reproduces the direct stream bit for bit."""
     from optrank.bayes import _online
-    from optrank.bayes._variational import update_a_online
+    from optrank.bayes._variational import OnlineA, update_a_online
 
     class Direct:  # the per-sweep Cholesky update behind OnlineA's interface
         @classmethod
@@ -366,12 +367,17 @@ def test_online_stream_equals_direct_q_a_updates(monkeypatch):
         return model
 
     fast = stream()
+    monkeypatch.setattr(OnlineA, "MAX_COND", 0.0)  # every step declines: the fallback
+    fallback = stream()
     monkeypatch.setattr(_online, "OnlineA", Direct)
     direct = stream()
     assert len(fast.y) == 200
-    for a, b in [(fast.a_mean, direct.a_mean), (fast.be_mean, direct.be_mean),
-                 (fast.a_prec, direct.a_prec)]:
-        assert np.max(np.abs(a - b)) <= 1e-9 * np.max(np.abs(b))
+    for model in (fast, fallback):
+        for a, b in [(model.a_mean, direct.a_mean), (model.be_mean, direct.be_mean),
+                     (model.a_prec, direct.a_prec)]:
+            assert np.max(np.abs(a - b)) <= 1e-9 * np.max(np.abs(b))
+    for a, b in [(fallback.a_mean, direct.a_mean), (fallback.a_prec, direct.a_prec)]:
+        np.testing.assert_array_equal(a, b)  # the fallback is the direct update itself
 
 
 def test_kernel_stack_is_stored_basis_major_and_not_copied():
