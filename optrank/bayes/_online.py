@@ -49,20 +49,32 @@ class OnlineHyper:
     beta_c: float = 1.0
 
     def __post_init__(self):
-        if not (isinstance(self.k, (int, np.integer)) and self.k >= 1):
-            raise ValueError(f"k must be an integer >= 1, got {self.k!r}")
-        if not (isinstance(self.n_iter, (int, np.integer)) and self.n_iter >= 1):
-            raise ValueError(f"n_iter must be an integer >= 1, got {self.n_iter!r}")
+        for name in ("k", "n_iter"):
+            if not is_count(getattr(self, name)):
+                raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
         for name in ("C", "alpha_star", "beta_star", "alpha_upsilon", "beta_upsilon",
                      "alpha_c", "beta_c"):
-            value = getattr(self, name)
-            if not (np.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+            if not is_positive(getattr(self, name)):
+                raise ValueError(
+                    f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
+
+
+def is_count(value) -> bool:
+    """An integer >= 1 (Python or numpy; not a bool)."""
+    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+            and value >= 1)
+
+
+def is_positive(value) -> bool:
+    """A finite real number > 0 (Python or numpy; not a bool)."""
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_)) and bool(np.isfinite(value))
+            and value > 0)
 
 
 def check_budget(budget) -> None:
     """``budget`` is ``None`` (unbounded) or an integer >= 1 per class."""
-    if budget is not None and not (isinstance(budget, (int, np.integer)) and budget >= 1):
+    if budget is not None and not is_count(budget):
         raise ValueError(f"budget must be None or an integer >= 1, got {budget!r}")
 
 

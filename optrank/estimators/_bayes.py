@@ -18,6 +18,8 @@ from optrank.bayes._online import (
     OnlineHyper,
     check_budget,
     from_batch,
+    is_count,
+    is_positive,
     model_predict,
     online_step,
 )
@@ -33,19 +35,31 @@ def _dense(X) -> np.ndarray:
 
 def _check_positive(est, *names) -> None:
     for name in names:
-        value = getattr(est, name)
-        if isinstance(value, (bool, np.bool_)) or not (
-                isinstance(value, (int, float, np.integer, np.floating))
-                and np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+        if not is_positive(getattr(est, name)):
+            raise ValueError(f"{name} must be a finite number > 0, got {getattr(est, name)!r}")
 
 
 def _check_count(est, *names) -> None:
     for name in names:
-        value = getattr(est, name)
-        if isinstance(value, (bool, np.bool_)) or not (
-                isinstance(value, (int, np.integer)) and value >= 1):
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if not is_count(getattr(est, name)):
+            raise ValueError(f"{name} must be an integer >= 1, got {getattr(est, name)!r}")
+
+
+def _check_fraction(est, name, closed_right: bool) -> None:
+    value = getattr(est, name)
+    ok = is_positive(value) and (value <= 1 if closed_right else value < 1)
+    if not ok:
+        raise ValueError(f"{name} must be in (0, {'1]' if closed_right else '1)'}, got {value!r}")
+
+
+def _check_grid(est, name) -> None:
+    grid = getattr(est, name)
+    if grid is None:
+        return
+    values = list(np.ravel(np.asarray(grid, dtype=object)))
+    if not values or not all(is_positive(v) for v in values):
+        raise ValueError(f"{name} must be None or a non-empty list of finite numbers > 0, "
+                         f"got {grid!r}")
 
 
 @contextmanager
@@ -141,7 +155,7 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
     def fit(self, X, y):
         _check_count(self, "max_iter")
         _check_positive(self, *BatchHyper.__dataclass_fields__)
-        if not (np.isfinite(self.tol) and self.tol >= 0):
+        if not (self.tol == 0 or is_positive(self.tol)):
             raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}")
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
@@ -251,21 +265,22 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _hyper(self) -> OnlineHyper:
+    def _hyper(self, C=None) -> OnlineHyper:
+        """Settings of the stream; ``C`` defaults to the one in use (``C_`` once fitted)."""
         names = [n for n in OnlineHyper.__dataclass_fields__ if n not in ("k", "n_iter", "C")]
         return OnlineHyper(
-            k=int(self.k),
-            n_iter=int(self.n_iter),
-            C=float(getattr(self, "C_", self.C)),
-            **{n: float(getattr(self, n)) for n in names},
+            k=self.k,
+            n_iter=self.n_iter,
+            C=getattr(self, "C_", self.C) if C is None else C,
+            **{n: getattr(self, n) for n in names},
         )
 
     def fit(self, X, y):
-        self._hyper()  # settings errors before any work
+        self._hyper(C=self.C)  # settings errors before any work (this fit's C, not C_)
         check_budget(self.budget)
         _check_count(self, "init_max_iter")
-        if not 0 < self.init_fraction < 1:
-            raise ValueError(f"init_fraction must be in (0, 1), got {self.init_fraction!r}")
+        _check_fraction(self, "init_fraction", closed_right=False)
+        _check_grid(self, "C_grid")
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         if self.shuffle:
@@ -429,8 +444,9 @@ class KOIL(RankerMixin, BaseEstimator):
             raise ValueError(f"policy must be 'rs++' or 'fifo++', got {self.policy!r}")
         _check_count(self, "budget", "k")
         _check_positive(self, "C", "eta", "width")
-        if not 0 < self.tune_fraction <= 1:
-            raise ValueError(f"tune_fraction must be in (0, 1], got {self.tune_fraction!r}")
+        _check_fraction(self, "tune_fraction", closed_right=True)
+        _check_grid(self, "C_grid")
+        _check_grid(self, "width_grid")
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         self.rng_ = np.random.default_rng(self.random_state)
