@@ -90,22 +90,33 @@ class OnlineModel:
     be_prec: np.ndarray
 
 
-def from_batch(res: BatchResult, X: np.ndarray, y: np.ndarray, budget: int | None) -> OnlineModel:
+def from_batch(res: BatchResult, X: np.ndarray, y: np.ndarray, budget: int | None,
+               refit=None) -> OnlineModel:
     """Buffers from a B2RMK fit: per class the ``budget`` most useful support vectors.
 
-    Positives with the largest weights and negatives with the smallest are kept; the
-    others are marginalised out of ``q(a)`` (Schur complement of the precision).
+    Positives with the largest weights and negatives with the smallest are kept. When
+    that drops support vectors, ``refit(keep)`` (if given) returns a B2RMK fit whose
+    basis is the kept rows and whose loss runs over all the rows of ``X``: the kept
+    weights are re-inferred so that they make up for the dropped ones (docs/bayes.md,
+    "Initial buffers"). Without ``refit`` the dropped weights are marginalised out of
+    ``q(a)`` (Schur complement of the precision), which keeps the kept weights' means
+    as they were next to the dropped ones.
     """
     a = res.state.a.mean
     keep = np.arange(len(a))
     if budget is not None:
         pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
         keep = np.sort(np.r_[pos[np.argsort(-a[pos])[:budget]], neg[np.argsort(a[neg])[:budget]]])
+    if refit is not None and len(keep) < len(a):
+        res = refit(keep)
+        a_mean, a_prec = res.state.a.mean, res.state.a_prec
+    else:
+        a_mean, a_prec = a[keep], marginal_precision(res.state.a_prec, keep)
     return OnlineModel(
         X=X[keep],
         y=y[keep],
-        a_mean=a[keep],
-        a_prec=marginal_precision(res.state.a_prec, keep),
+        a_mean=a_mean,
+        a_prec=a_prec,
         be_mean=res.state.be.mean.copy(),
         be_prec=res.state.be_prec.copy(),
     )
