@@ -1,4 +1,4 @@
-"""Input validation shared by every layer: labels, feature matrices, pair counts.
+"""Input validation shared by every layer: labels, feature matrices, pair counts, settings.
 
 Nothing is silently coerced: a label vector that is not two-valued, a matrix with
 NaN or inf, or mismatched shapes raise ``ValueError`` naming what was found.
@@ -106,3 +106,25 @@ def check_X_y(X, y, pos_label=None):
         )
     require_two_classes(y)
     return X, y
+
+
+def is_count(value) -> bool:
+    """An integer >= 1 (Python or numpy; not a bool)."""
+    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+            and value >= 1)
+
+
+def is_positive(value) -> bool:
+    """A finite real number > 0 (Python or numpy; not a bool)."""
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_)) and bool(np.isfinite(value))
+            and value > 0)
+
+
+def check_positive_fields(obj, names) -> None:
+    """``ValueError`` naming the first of ``names`` whose value on ``obj`` is not
+    :func:`is_positive`."""
+    for name in names:
+        value = getattr(obj, name)
+        if not is_positive(value):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}")

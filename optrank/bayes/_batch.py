@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from optrank._validation import check_positive_fields
 from optrank.bayes._linalg import GaussianFactor, gaussian_from_precision
 from optrank.bayes._tpbn import GammaFactor, TPBNFactors, gamma_log_prior
 from optrank.bayes._variational import (
@@ -47,6 +48,9 @@ class BatchHyper:
     beta_c: float = 1e-2
     alpha_gamma: float = 1e-2
     beta_gamma: float = 1e-2
+
+    def __post_init__(self):
+        check_positive_fields(self, self.__dataclass_fields__)
 
 
 @dataclass

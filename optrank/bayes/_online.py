@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from optrank._validation import check_positive_fields, is_count
 from optrank.bayes._batch import BatchResult
 from optrank.bayes._kernels import KernelPool, combine
 from optrank.bayes._linalg import GaussianFactor, marginal_precision
@@ -52,24 +53,8 @@ class OnlineHyper:
         for name in ("k", "n_iter"):
             if not is_count(getattr(self, name)):
                 raise ValueError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
-        for name in ("C", "alpha_star", "beta_star", "alpha_upsilon", "beta_upsilon",
-                     "alpha_c", "beta_c"):
-            if not is_positive(getattr(self, name)):
-                raise ValueError(
-                    f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
-
-
-def is_count(value) -> bool:
-    """An integer >= 1 (Python or numpy; not a bool)."""
-    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-            and value >= 1)
-
-
-def is_positive(value) -> bool:
-    """A finite real number > 0 (Python or numpy; not a bool)."""
-    return (isinstance(value, (int, float, np.integer, np.floating))
-            and not isinstance(value, (bool, np.bool_)) and bool(np.isfinite(value))
-            and value > 0)
+        check_positive_fields(self, ("C", "alpha_star", "beta_star", "alpha_upsilon",
+                                     "beta_upsilon", "alpha_c", "beta_c"))
 
 
 def check_budget(budget) -> None:

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 from threadpoolctl import threadpool_limits
 
-from optrank._validation import binary_labels
+from optrank._validation import binary_labels, check_positive_fields, is_count, is_positive
 from optrank.bayes._batch import BatchHyper, fit_batch
 from optrank.bayes._kernels import DEFAULT_DEGREES, DEFAULT_WIDTHS, KernelPool
 from optrank.bayes._koil import koil_init, koil_scores, koil_step
@@ -18,8 +18,6 @@ from optrank.bayes._online import (
     OnlineHyper,
     check_budget,
     from_batch,
-    is_count,
-    is_positive,
     model_predict,
     online_step,
 )
@@ -31,12 +29,6 @@ from optrank.estimators._base import RankerMixin, validate_predict_data, validat
 
 def _dense(X) -> np.ndarray:
     return X.toarray() if sp.issparse(X) else np.asarray(X)
-
-
-def _check_positive(est, *names) -> None:
-    for name in names:
-        if not is_positive(getattr(est, name)):
-            raise ValueError(f"{name} must be a finite number > 0, got {getattr(est, name)!r}")
 
 
 def _check_count(est, *names) -> None:
@@ -149,12 +141,12 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         self.verbose = verbose
 
     def _hyper(self) -> BatchHyper:
-        names = BatchHyper.__dataclass_fields__
-        return BatchHyper(**{k: float(getattr(self, k)) for k in names})
+        """The priors (``BatchHyper`` checks them: finite numbers > 0)."""
+        return BatchHyper(**{k: getattr(self, k) for k in BatchHyper.__dataclass_fields__})
 
     def fit(self, X, y):
         _check_count(self, "max_iter")
-        _check_positive(self, *BatchHyper.__dataclass_fields__)
+        hyper = self._hyper()  # settings errors before any work
         if not (self.tol == 0 or is_positive(self.tol)):
             raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}")
         X, y = validate_ranking_data(self, X, y)
@@ -167,7 +159,7 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
                 bar.set_postfix(elbo=f"{value:.6g}", refresh=False)
                 bar.update(1)
 
-            self.result_ = fit_batch(prob, self._hyper(), self.max_iter, self.tol, rng,
+            self.result_ = fit_batch(prob, hyper, self.max_iter, self.tol, rng,
                                      callback=shown if bar is not None else None)
         state = self.result_.state
         self.support_vectors_, self.support_labels_ = X, y
@@ -450,7 +442,7 @@ class KOIL(RankerMixin, BaseEstimator):
         if self.policy not in ("rs++", "fifo++"):
             raise ValueError(f"policy must be 'rs++' or 'fifo++', got {self.policy!r}")
         _check_count(self, "budget", "k")
-        _check_positive(self, "C", "eta", "width")
+        check_positive_fields(self, ("C", "eta", "width"))
         _check_fraction(self, "tune_fraction", closed_right=True)
         _check_grid(self, "C_grid")
         _check_grid(self, "width_grid")
