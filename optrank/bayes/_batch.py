@@ -109,6 +109,48 @@ def sweep(res: BatchResult, prob: Problem, hyper: BatchHyper) -> None:
     update_noise(s, prob, hyper)
 
 
+def expand(res: BatchResult, prob: Problem) -> tuple[float, float]:
+    """Two parameter-expansion moves of the mean-field factors, each an exact ELBO maximiser.
+
+    The ranking scores are invariant to ``(e, G, a) -> (s e, G / s, a / s)`` and to
+    ``(b, f) -> (b + t, f + t)``; only the priors (and entropies) pin them, so coordinate
+    ascent drifts along these directions one small step per sweep. Here each direction is
+    solved in closed form with every other factor fixed (docs/bayes.md, "Parameter
+    expansion"): the ELBO as a function of ``u = s^2`` is ``-A/u - B u + (D/2) log u``,
+    maximised at the positive root of ``B u^2 - (D/2) u - A``, and as a function of ``t``
+    it is ``-<gamma> (<b> + t)^2 / 2``, maximised at ``t = -<b>``. Both families contain
+    the current factors (``s = 1``, ``t = 0``), so the ELBO cannot decrease and every fixed
+    point of the plain sweeps is one of the expanded sweeps. Returns ``(s, t)``.
+    """
+    st = res.state
+    P, n = st.G.mean.shape
+    n_a = len(st.a.mean)
+    e_second = st.be.mean[1:] ** 2 + np.diag(st.be.cov)[1:]
+    A = 0.5 * st.upsilon.mean * residual_G(st, prob) + 0.5 * float(res.tpbn_a.lam_inv @ st.a_second)
+    B = 0.5 * float(res.tpbn_e.lam_inv @ e_second)
+    D = P - n_a - n * P  # d/d log s of the entropies: +P (e), -n_a (a), -n P (G)
+    u = 1.0
+    if A > 0 and B > 0:  # positive root, in the form without cancellation for D < 0
+        r = np.sqrt(0.25 * D * D + 4.0 * A * B)
+        u = (0.5 * D + r) / (2.0 * B) if D >= 0 else 2.0 * A / (r - 0.5 * D)
+    s = float(np.sqrt(u))
+    scale = np.r_[1.0, np.full(P, s)]
+    t = -float(st.be.mean[0])
+    mean = st.be.mean * scale
+    mean[0] = 0.0
+    st.be = GaussianFactor(mean, st.be.cov * np.outer(scale, scale),
+                           st.be.logdet_cov + 2.0 * P * np.log(s))
+    if st.be_prec is not None:
+        st.be_prec = st.be_prec / np.outer(scale, scale)
+    st.a = GaussianFactor(st.a.mean / s, st.a.cov / u, st.a.logdet_cov - 2.0 * n_a * np.log(s))
+    if st.a_prec is not None:
+        st.a_prec = st.a_prec * u
+    st.trace_a_kk /= u
+    st.G = GaussianFactor(st.G.mean / s, st.G.cov / u, st.G.logdet_cov - 2.0 * P * np.log(s))
+    st.f_mean = st.f_mean + t
+    return s, t
+
+
 def elbo(res: BatchResult, prob: Problem, hyper: BatchHyper) -> float:
     """Evidence lower bound ``E_q[log p(y, theta, Omega, Psi)] + H[q]`` (docs/bayes.md)."""
     s = res.state
@@ -176,10 +218,13 @@ def fit_batch(
     tol: float = 1e-5,
     rng: np.random.Generator | None = None,
     callback=None,
+    accelerate: bool = False,
 ) -> BatchResult:
     """Coordinate ascent until the relative ELBO change is below ``tol`` (or ``max_iter``).
 
     ``callback(sweep, elbo)``, if given, is called after every sweep (progress display).
+    ``accelerate=True`` follows every sweep with :func:`expand` (same fixed points; the
+    ELBO climbs faster per sweep, docs/bayes.md).
 
     Examples
     --------
@@ -201,6 +246,8 @@ def fit_batch(
     )
     for it in range(max_iter):
         sweep(res, prob, hyper)
+        if accelerate:
+            expand(res, prob)
         res.elbo.append(elbo(res, prob, hyper))
         if callback is not None:
             callback(it + 1, res.elbo[-1])
