@@ -89,8 +89,9 @@ _DERIVED = (
     + table_crc.TABLE6
 )
 
-PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (L1_KEEL_SMALL, *_BASE, *_DERIVED)}
-_NOT_IN_TABLES = {L1_KEEL_SMALL.name}
+_BY_NAME_ONLY = (L1_KEEL_SMALL, table_bayes.B2RMK_TABLE3_LONG)
+PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (*_BY_NAME_ONLY, *_BASE, *_DERIVED)}
+_NOT_IN_TABLES = {p.name for p in _BY_NAME_ONLY}
 
 _HIGH_DIM = (
     "high-dimensional datasets (farm-ads, news20, rcv1, real-sim, sector, "
