@@ -144,7 +144,7 @@ def expand(res: BatchResult, prob: Problem) -> tuple[float, float]:
         st.be_prec = st.be_prec / np.outer(scale, scale)
     st.a = GaussianFactor(st.a.mean / s, st.a.cov / u, st.a.logdet_cov - 2.0 * n_a * np.log(s))
     if st.a_prec is not None:
-        st.a_prec = st.a_prec * u
+        st.a_prec *= u  # in place: update_a built it, nothing else holds it (n x n)
     st.trace_a_kk /= u
     st.G = GaussianFactor(st.G.mean / s, st.G.cov / u, st.G.logdet_cov - 2.0 * P * np.log(s))
     st.f_mean = st.f_mean + t
