@@ -96,6 +96,21 @@ def test_plot_train_time_bars_are_medians_on_log_axis():
     assert ax.get_ylabel().startswith("training time")
 
 
+def test_train_time_charts_keep_by_name_checks_apart_from_their_table():
+    from optrank.experiments._plots import Results, train_time_figures
+
+    def row(protocol, method, t):
+        return {"protocol": protocol, "table_id": "003-T3", "dataset": "glass",
+                "method": method, "train_time_s": t, "error": ""}
+
+    res = Results(rows=[row("b2rmk-table3", "B2RMK", 1.0), row("ob2rmk-table3", "OB2RMK", 2.0),
+                        row("b2rmk-table3-3000", "B2RMK", 30.0)])
+    figs = train_time_figures(res)
+    assert sorted(f.name for f in figs) == ["train_time_003-T3", "train_time_b2rmk-table3-3000"]
+    table = next(f for f in figs if f.name == "train_time_003-T3").figure.axes[0]
+    assert sorted(b.get_height() for b in table.patches) == [1.0, 2.0]  # 30 s not pooled
+
+
 def test_plot_kernel_weights_one_bar_per_kernel():
     w = np.array([0.1, 0.0, 0.7, -0.05])
     names = ["rbf 0.5", "rbf 1", "rbf 2", "poly 2"]

@@ -309,8 +309,7 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
             pos, neg = np.flatnonzero(y[:n0] > 0), np.flatnonzero(y[:n0] < 0)
             prob = Problem(init._pool().matrices(X[keep], X[:n0]), pos, neg)
             return fit_batch(prob, init._hyper(), init.max_iter, init.tol,
-                             np.random.default_rng(self.random_state),
-                             accelerate=init.accelerate)
+                             np.random.default_rng(self.random_state))
 
         self.model_ = from_batch(init.result_, X[:n0], y[:n0], self.budget, refit=refit)
         self._stream(X[n0:], y[n0:])

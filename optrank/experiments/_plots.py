@@ -239,10 +239,16 @@ def history_figures(res: Results) -> list[ReportFigure]:
 
 def train_time_figures(res: Results) -> list[ReportFigure]:
     """One bar chart per table (rows grouped by ``table_id``, else by protocol): a
-    single chart over every table's datasets and methods would be unreadable."""
+    single chart over every table's datasets and methods would be unreadable. A
+    protocol run by name only (a check beside a table, e.g. ``b2rmk-table3-3000``) gets
+    its own chart, so its times do not pool with the table column of the same method."""
+    from optrank.experiments._registry import in_a_table
+
     groups: dict[str, list] = defaultdict(list)
     for row in res.rows:
-        groups[row.get("table_id") or row.get("protocol") or "results"].append(row)
+        protocol = row.get("protocol")
+        table = row.get("table_id") if not protocol or in_a_table(protocol) else None
+        groups[table or protocol or "results"].append(row)
     figs = []
     for table, rows in sorted(groups.items()):
         if plotting.median_train_times(rows):

@@ -93,6 +93,11 @@ _BY_NAME_ONLY = (L1_KEEL_SMALL, table_bayes.B2RMK_TABLE3_LONG)
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (*_BY_NAME_ONLY, *_BASE, *_DERIVED)}
 _NOT_IN_TABLES = {p.name for p in _BY_NAME_ONLY}
 
+
+def in_a_table(protocol_name: str) -> bool:
+    """False for the protocols run by name only (checks beside a table, not its columns)."""
+    return protocol_name not in _NOT_IN_TABLES
+
 _HIGH_DIM = (
     "high-dimensional datasets (farm-ads, news20, rcv1, real-sim, sector, "
     "Reuters) not in shared/data (MANIFEST.md: not found / too big)"

@@ -92,7 +92,8 @@ B2RMK_TABLE3_LONG = Protocol(
     reference_method="B2RMK",
     quick_params={"max_iter": 100},
     description="Sensitivity check, not a column of Table 3: B2RMK's cells with 3000 plain "
-    "sweeps instead of the default cap of 100 (docs/bayes.md, 'How far 100 sweeps get').",
+    "sweeps instead of the default cap of 100 (docs/bayes.md, 'How far 100 sweeps get'); "
+    "--quick runs 100.",
     **_COMMON,
 )
 """By name only: Table 3 runs ``b2rmk-table3``."""
