@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from optrank import plotting
+from optrank.experiments._registry import in_a_table
 
 logger = logging.getLogger(__name__)
 
@@ -242,8 +243,6 @@ def train_time_figures(res: Results) -> list[ReportFigure]:
     single chart over every table's datasets and methods would be unreadable. A
     protocol run by name only (a check beside a table, e.g. ``b2rmk-table3-3000``) gets
     its own chart, so its times do not pool with the table column of the same method."""
-    from optrank.experiments._registry import in_a_table
-
     groups: dict[str, list] = defaultdict(list)
     for row in res.rows:
         protocol = row.get("protocol")
