@@ -79,7 +79,8 @@ B2RMK_TABLE3 = Protocol(
     datasets=_T3_DATASETS,
     reference_method="B2RMK",
     quick_params={"max_iter": 30},
-    description="Batch B2RMK column of Table 3.",
+    description="Batch B2RMK column of Table 3 (B2RMK's defaults: 1000 sweeps with the "
+    "parameter-expansion moves since commit efebeb6, 100 plain sweeps before).",
     **_COMMON,
 )
 
@@ -92,8 +93,8 @@ B2RMK_TABLE3_LONG = Protocol(
     reference_method="B2RMK",
     quick_params={"max_iter": 100},
     description="Sensitivity check, not a column of Table 3: B2RMK's cells with 3000 plain "
-    "sweeps instead of the default cap of 100 (docs/bayes.md, 'How far 100 sweeps get'); "
-    "--quick runs 100.",
+    "sweeps instead of the 100 plain sweeps that were B2RMK's default until commit efebeb6 "
+    "(docs/bayes.md, 'How far 100 sweeps get'); --quick runs 100.",
     **_COMMON,
 )
 """By name only: Table 3 runs ``b2rmk-table3``."""
