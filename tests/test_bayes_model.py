@@ -565,3 +565,27 @@ def test_accelerated_fit_climbs_faster_and_never_descends():
                   rng=np.random.default_rng(0)).elbo[-1], rel=1e-10)
     plain_est = optrank.B2RMK(max_iter=60, tol=0.0, accelerate=False, random_state=0).fit(X, y)
     assert plain_est.elbo_[-1] < est.elbo_[-1] - 50
+
+
+def test_predicted_means_are_cached_per_a_and_match_a_fresh_evaluation():
+    import pickle
+
+    from optrank.bayes._batch import expand
+    from optrank.bayes._variational import predicted_mean
+
+    X, y = _ring(50, 5)
+    prob = _problem(X, y)
+    res = fit_batch(prob, max_iter=5, tol=0.0, accelerate=True)
+    st = res.state
+    # after the last sweep's expansion the kept prediction is the rescaled one
+    assert np.allclose(st.predicted(prob), predicted_mean(prob, st.a.mean), rtol=1e-12, atol=0)
+    first = st.predicted(prob)
+    assert st.predicted(prob) is first  # computed once per <a>
+    expand(res, prob)
+    assert np.allclose(st.predicted(prob), predicted_mean(prob, st.a.mean), rtol=1e-12, atol=0)
+    other = _problem(X[::-1].copy(), y[::-1].copy())  # another problem: recomputed
+    assert np.array_equal(st.predicted(other), predicted_mean(other, st.a.mean))
+    # a pickled state drops the cache (it holds a weak reference) and recomputes it
+    back = pickle.loads(pickle.dumps(st))
+    assert back.a_pred is None
+    assert np.array_equal(back.predicted(prob), predicted_mean(prob, back.a.mean))

@@ -99,7 +99,7 @@ def sweep(res: BatchResult, prob: Problem, hyper: BatchHyper) -> None:
     update_theta(s, prob)
     update_f(s, prob)
     update_G(s, prob)
-    a_prec = np.diag(res.tpbn_a.lam_inv)
+    a_prec = res.tpbn_a.lam_inv  # diagonal prior precision
     update_a(s, prob, a_prec, np.zeros(len(a_prec)), full=False)
     res.tpbn_a.update(s.a_second)
     be_prior = np.diag(np.r_[res.gamma.mean, res.tpbn_e.lam_inv])
@@ -142,7 +142,9 @@ def expand(res: BatchResult, prob: Problem) -> tuple[float, float]:
                            st.be.logdet_cov + 2.0 * P * np.log(s))
     if st.be_prec is not None:
         st.be_prec = st.be_prec / np.outer(scale, scale)
+    pred = st.predicted(prob)  # the predicted means scale with a: no pass over the stack
     st.a = GaussianFactor(st.a.mean / s, st.a.cov / u, st.a.logdet_cov - 2.0 * n_a * np.log(s))
+    st.keep_predicted(prob, pred / s)
     if st.a_prec is not None:
         st.a_prec *= u  # in place: update_a built it, nothing else holds it (n x n)
     st.trace_a_kk /= u

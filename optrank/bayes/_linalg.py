@@ -33,7 +33,8 @@ def scaled_cholesky(prec: np.ndarray, max_tries: int = 8):
     if not (diag > 0).all():  # also catches nan
         raise ValueError("precision matrix has a non-positive or non-finite diagonal")
     scale = 1.0 / np.sqrt(diag)
-    M = prec * scale[:, None] * scale[None, :]
+    M = prec * scale[:, None]
+    M *= scale[None, :]  # in place: one n x n temporary, not two
     if not np.isfinite(M).all():  # checked once here; the LAPACK calls below skip it
         raise ValueError("precision matrix has non-finite entries")
     jitter = 0.0

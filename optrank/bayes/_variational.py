@@ -10,6 +10,7 @@ the evidence lower bound given the other factors.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +70,30 @@ class State:
     trace_a_kk: float = 0.0
     a_prec: np.ndarray | None = None
     be_prec: np.ndarray | None = None
+    # (a.mean, weak reference to prob, predicted_mean(prob, a.mean)): see predicted()
+    a_pred: tuple | None = None
+
+    def predicted(self, prob: Problem) -> np.ndarray:
+        """``predicted_mean(prob, <a>)``, computed once per ``<a>``.
+
+        Each evaluation is a pass over the whole kernel stack, and a sweep needs it in
+        ``update_G``, ``update_noise``, the ELBO and the expansion. The key is the identity
+        of the ``a.mean`` array and of ``prob`` (held weakly, so a kept state does not keep
+        the stack alive): factor updates replace ``a`` by a new array, and nothing updates
+        ``a.mean`` in place.
+        """
+        cached = self.a_pred
+        if cached is None or cached[0] is not self.a.mean or cached[1]() is not prob:
+            cached = self.keep_predicted(prob, predicted_mean(prob, self.a.mean))
+        return cached[2]
+
+    def keep_predicted(self, prob: Problem, pred: np.ndarray) -> tuple:
+        """Record ``pred`` as ``predicted_mean(prob, <a>)`` of the current ``a``."""
+        self.a_pred = (self.a.mean, weakref.ref(prob), pred)
+        return self.a_pred
+
+    def __getstate__(self):
+        return {**self.__dict__, "a_pred": None}  # a weak reference does not pickle
 
     @property
     def e_mean(self):
@@ -98,15 +123,27 @@ def predicted_mean(prob: Problem, a: np.ndarray) -> np.ndarray:
 
 
 def update_a(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: np.ndarray, full: bool):
-    """``q(a) = N(Sigma (upsilon sum_m K_m <g_m> + prior_rhs), Sigma)``."""
+    """``q(a) = N(Sigma (upsilon sum_m K_m <g_m> + prior_rhs), Sigma)``.
+
+    ``prior_prec`` is the prior precision: a matrix, or a vector for a diagonal one (the
+    batch TPBN prior; no ``n x n`` matrix is built for it).
+    """
     ups = s.upsilon.mean
-    prec = ups * prob.KK + prior_prec
+    prec = ups * prob.KK
+    if prior_prec.ndim == 1:
+        prec.flat[:: len(prec) + 1] += prior_prec
+    else:
+        prec += prior_prec
     rhs = ups * (prob.Kflat @ s.G.mean.ravel()) + prior_rhs
     s.a = gaussian_from_precision(prec, rhs, full=full)
     s.a_prec = prec
-    cov_prior = s.a.cov * prior_prec if full else s.a.cov * np.diag(prior_prec)
+    if full and prior_prec.ndim == 2:
+        tr_prior = float(np.sum(s.a.cov * prior_prec))  # both symmetric
+    else:  # a diagonal prior: only diag Sigma is needed
+        p0 = prior_prec if prior_prec.ndim == 1 else np.diag(prior_prec)
+        tr_prior = float(_diag(s.a.cov) @ p0)
     # Sigma (ups KK + P0) = I  =>  tr(Sigma KK) = (n - tr(Sigma P0)) / ups
-    s.trace_a_kk = max((len(rhs) - float(np.sum(cov_prior))) / ups, 0.0)
+    s.trace_a_kk = max((len(rhs) - tr_prior) / ups, 0.0)
 
 
 def update_a_online(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: np.ndarray):
@@ -245,7 +282,7 @@ def update_G(s: State, prob: Problem) -> None:
     P = len(s.e_mean)
     prec = c * s.ee + ups * np.eye(P)
     be = s.be.mean[0] * s.e_mean + s.be.cov[1:, 0]
-    rhs = c * (np.outer(s.e_mean, s.f_mean) - be[:, None]) + ups * predicted_mean(prob, s.a.mean)
+    rhs = c * (np.outer(s.e_mean, s.f_mean) - be[:, None]) + ups * s.predicted(prob)
     s.G = gaussian_from_precision(prec, rhs, full=True)
 
 
@@ -297,7 +334,7 @@ def update_f(s: State, prob: Problem) -> None:
 
 def residual_G(s: State, prob: Problem) -> float:
     """``sum_{m,i} <(g_mi - a^T k_mi)^2>``."""
-    diff = s.G.mean - predicted_mean(prob, s.a.mean)
+    diff = s.G.mean - s.predicted(prob)
     return float(np.sum(diff**2) + prob.n_loss * np.trace(s.G.cov) + s.trace_a_kk)
 
 
