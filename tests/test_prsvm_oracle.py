@@ -1,8 +1,9 @@
 """PRSVM+ oracle and truncated Newton against explicit-pairs references.
 
 References: central finite differences (gradient, Hessian-vector product), the
-explicit-pairs objective minimised by scipy L-BFGS, and the explicit-pairs squared
-hinge QP solved by cvxpy + Clarabel.
+explicit-pairs objective minimised by scipy L-BFGS, the explicit-pairs squared hinge QP
+solved by cvxpy + Clarabel, and the modelling layer's squared-hinge L2 RankSVM program
+(``optrank.RankSVM``) on two of its QP backends.
 """
 
 import cvxpy as cp
@@ -179,3 +180,24 @@ def test_jax_oracle_matches_numpy_oracle_including_ties():
     np.testing.assert_allclose(gb, ga, rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(b.hessian(w)(v), a.hessian(w)(v), rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(b.line(w, v)(0.3), a.line(w, v)(0.3), rtol=1e-11)
+
+
+@pytest.mark.parametrize("solver", ["cvxpy:CLARABEL", "pyomo"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_prsvm_plus_matches_the_modelling_layers_squared_hinge_qp(solver, weighted):
+    """PRSVM+ (no pairs formed) against ``RankSVM(penalty="l2", loss="squared_hinge")``:
+    the modelling layer's QP over the explicit pair set, solved by a QP backend."""
+    import optrank
+
+    X, y, sw = _toy(11, n=40, d=4, weighted=weighted)
+    C = 0.3
+    ours = optrank.PRSVMPlus(C=C, tol=1e-10).fit(X, y, sample_weight=sw)
+    pair_weight = None
+    if weighted:
+        pairs = optrank.pairs.PairSet.all_pairs(np.where(y > 0, 1, -1))
+        pair_weight = sw[pairs.pos] * sw[pairs.neg]
+    qp = optrank.RankSVM(penalty="l2", loss="squared_hinge", C=C, solver=solver)
+    qp.fit(X, y, pair_weight=pair_weight)
+    o = PRSVMOracle(X, y, C, sw)
+    assert o.value_grad(ours.coef_)[0] == pytest.approx(qp.solution_.objective, rel=1e-6)
+    np.testing.assert_allclose(ours.coef_, qp.coef_, atol=1e-4)
