@@ -234,6 +234,18 @@ def test_cli_datasets_selection_runs_the_full_protocols_cells(tmp_path, monkeypa
     assert "no protocol of the selection" in capsys.readouterr().err
 
 
+def test_cli_names_what_it_runs_in_the_protocols_dataset_order(tmp_path, monkeypatch, capsys):
+    """The cells run in the protocol's dataset order, not in the order of --datasets:
+    the first line on stderr says so, and the progress bar names the last cell done."""
+    _two_dataset_protocol(monkeypatch, "tiny-order", "999-ORDER")
+    args = ["reproduce", "999-ORDER", "--sequential", "--output", str(tmp_path),
+            "--datasets", "australian,heart"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "to run: 4 cells: tiny-order heart (2), tiny-order australian (2)" in err
+    assert "last: tiny-order australian r0 f1" in err
+
+
 def test_cli_cached_only_reports_the_finished_cells_alone(tmp_path, monkeypatch, capsys):
     _two_dataset_protocol(monkeypatch, "tiny-cached", "999-CACHED")
     base = ["reproduce", "999-CACHED", "--sequential", "--output", str(tmp_path)]

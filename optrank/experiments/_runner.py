@@ -14,6 +14,7 @@ import inspect
 import itertools
 import json
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -418,6 +419,7 @@ def _fan_out_grid(todo: list[_Task], run_many, bar) -> list[_Task | dict]:
     items = [_Task(todo[i].protocol, todo[i].cell, p) for i, p in points]
     results: list = [None] * len(items)
     for index, result in run_many(_score_task, items):
+        bar.set_postfix_str(f"last: {_describe(items[index])} (grid point)")
         bar.update(1)
         results[index] = (
             result
@@ -541,6 +543,7 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
         return
     n_points = sum(len(_grid(t.protocol)) for t in tasks if _searches(t.protocol))
     bar = _bar(len(tasks) + (n_points if fan_grid else 0), progress)
+    bar.write(plan(tasks))
     try:
         with _executor(map_fn, scheduler, workers, client) as run_many:
             if fan_grid:
@@ -551,6 +554,7 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
                 yield keys[i], measures
             pending = [i for i, t in enumerate(tasks) if not isinstance(t, dict)]
             for j, result in run_many(_evaluate_task, [tasks[i] for i in pending]):
+                bar.set_postfix_str(f"last: {_describe(tasks[pending[j]])}")
                 bar.update(1)
                 yield keys[pending[j]], result
     finally:
@@ -575,8 +579,38 @@ def _executor(map_fn, scheduler, workers, client):
         yield lambda fn, items: ((i, fn(item)) for i, item in enumerate(items))
 
 
+def _describe(task: _Task) -> str:
+    cell = task.cell
+    return f"{task.protocol.name} {cell.dataset.name} r{cell.repetition} f{cell.fold}"
+
+
+def plan(tasks) -> str:
+    """One line naming what a run computes, per protocol and dataset in the order it runs
+    (the protocols' dataset order, whatever the order of ``--datasets``).
+
+    Examples
+    --------
+    >>> from optrank.experiments import get_protocol
+    >>> p = get_protocol("b2rmk-table3").only(["svmguide3", "diabetes"])
+    >>> plan([_Task(p, c) for c in cells(p)])
+    'to run: 40 cells: b2rmk-table3 diabetes (20), b2rmk-table3 svmguide3 (20)'
+    """
+    counts: dict[tuple[str, str], int] = {}
+    for t in tasks:
+        key = (t.protocol.name, t.cell.dataset.name)
+        counts[key] = counts.get(key, 0) + 1
+    parts = ", ".join(f"{name} {dataset} ({n})" for (name, dataset), n in counts.items())
+    return f"to run: {len(tasks)} cells: {parts}"
+
+
 class _NoBar:
     def update(self, n: int) -> None:
+        pass
+
+    def set_postfix_str(self, text: str) -> None:
+        pass
+
+    def write(self, text: str) -> None:
         pass
 
     def close(self) -> None:
@@ -586,9 +620,28 @@ class _NoBar:
 def _bar(total: int, enabled: bool):
     if not enabled or total == 0:
         return _NoBar()
-    from tqdm.auto import tqdm
+    return _Bar(total)
 
-    return tqdm(total=total, unit="cell")
+
+class _Bar:
+    """A tqdm bar over cells; ``write`` prints a line above it, to stderr like the bar."""
+
+    def __init__(self, total: int):
+        from tqdm.auto import tqdm
+
+        self._tqdm = tqdm(total=total, unit="cell")
+
+    def update(self, n: int) -> None:
+        self._tqdm.update(n)
+
+    def set_postfix_str(self, text: str) -> None:
+        self._tqdm.set_postfix_str(text, refresh=False)
+
+    def write(self, text: str) -> None:
+        self._tqdm.write(text, file=sys.stderr)
+
+    def close(self) -> None:
+        self._tqdm.close()
 
 
 def _result(protocol, tasks, keys, measured, scores, cached, out) -> RunResult:
