@@ -179,6 +179,7 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
     pair = _pair_diag if diagonal else _pair_full
 
     def update(state: CBRState, x, y):
+        x = jnp.asarray(x, state.mu.dtype)  # the state's precision, whatever the input's
         if state.theta is not None:
             x = fourier_map(x, state.theta)
         y = jnp.asarray(y, state.mu.dtype)

@@ -66,6 +66,7 @@ def _oam_update(policy: str, variant: str):
     step_fn = _seq if variant == "seq" else _gra
 
     def update(state: OAMState, x, y):
+        x = jnp.asarray(x, state.w.dtype)  # the state's precision, whatever the input's
         if state.theta is not None:
             x = fourier_map(x, state.theta)
         y = jnp.asarray(y, state.w.dtype)

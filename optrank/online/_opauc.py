@@ -76,6 +76,7 @@ def _second_update(state: MomentState, own, x, key):
 @cache
 def _moment_update(adaptive: bool):
     def update(state: MomentState, x, y):
+        x = jnp.asarray(x, state.w.dtype)  # the state's precision, whatever the input's
         y = jnp.asarray(y, state.w.dtype)
         own = (y > 0).astype(jnp.int32)
         opp = 1 - own

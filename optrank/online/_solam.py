@@ -49,6 +49,7 @@ def _project_ball(w, R):
 def _solam_update():
     def update(state: SOLAMState, x, y):
         dt = state.w.dtype
+        x = jnp.asarray(x, dt)  # the state's precision, whatever the input's
         pos = (jnp.asarray(y) > 0).astype(dt)
         neg = 1.0 - pos
         t = (state.step + 1).astype(dt)

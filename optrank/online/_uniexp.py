@@ -40,6 +40,7 @@ class UniExpState(NamedTuple):
 def _uniexp_update():
     def update(state: UniExpState, x, y):
         dt = state.w.dtype
+        x = jnp.asarray(x, dt)  # the state's precision, whatever the input's
         y = jnp.asarray(y, dt)
         own = (y > 0).astype(jnp.int32)
         count = state.count.at[own].add(1)

@@ -74,6 +74,8 @@ def asam(
     """
 
     def update(state: SAMState, x_pos, x_neg) -> tuple[SAMState, StepInfo]:
+        # the state's precision, whatever the rows'
+        x_pos, x_neg = _rows.as_dtype(x_pos, state.w.dtype), _rows.as_dtype(x_neg, state.w.dtype)
         t = state.t + 1
         lr = 1.0 / (lam * (t + t0))
         w, margin = hinge_step(state.w, x_pos, x_neg, lr)

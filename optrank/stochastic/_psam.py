@@ -70,6 +70,8 @@ def psam(
     """
 
     def update(state: SAMState, x_pos, x_neg) -> tuple[SAMState, StepInfo]:
+        # the state's precision, whatever the rows'
+        x_pos, x_neg = _rows.as_dtype(x_pos, state.w.dtype), _rows.as_dtype(x_neg, state.w.dtype)
         t = state.t + 1
         step = 1.0 / (gamma * (t + t0))
         w = state.w

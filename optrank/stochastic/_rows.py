@@ -22,6 +22,22 @@ def is_sparse(row) -> bool:
     return isinstance(row, tuple)
 
 
+def as_dtype(row, dtype):
+    """``row`` with its values in ``dtype`` (a padded sparse row keeps its indices).
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> idx, val = as_dtype((jnp.array([0, 2]), jnp.array([1, 2])), jnp.float32)
+    >>> str(idx.dtype), str(val.dtype)
+    ('int32', 'float32')
+    """
+    if is_sparse(row):
+        idx, val = row
+        return idx, jnp.asarray(val, dtype)
+    return jnp.asarray(row, dtype)
+
+
 def dot(w: jnp.ndarray, row) -> jnp.ndarray:
     """Inner product ``w @ row``."""
     if is_sparse(row):
