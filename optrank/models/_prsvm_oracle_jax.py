@@ -80,9 +80,9 @@ class PRSVMOracleJax:
 
     Examples
     --------
-    >>> jax.config.update("jax_enable_x64", True)  # the oracle runs in float64
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
-    >>> f, g = PRSVMOracleJax(X, np.array([1, -1, -1]), C=1.0).value_grad(np.zeros(2))
+    >>> with jax.enable_x64(True):  # the oracle runs in float64
+    ...     f, g = PRSVMOracleJax(X, np.array([1, -1, -1]), C=1.0).value_grad(np.zeros(2))
     >>> float(f), g.tolist()
     (2.0, [-3.0, 3.0])
     """
