@@ -589,3 +589,18 @@ def test_predicted_means_are_cached_per_a_and_match_a_fresh_evaluation():
     back = pickle.loads(pickle.dumps(st))
     assert back.a_pred is None
     assert np.array_equal(back.predicted(prob), predicted_mean(prob, back.a.mean))
+
+
+def test_an_accelerated_sweep_passes_over_the_stack_twice(monkeypatch):
+    """One evaluation of the predicted means per sweep (after q(a)) plus q(a)'s own
+    ``Kflat @ <G>``: update_G, update_noise, the ELBO and expand reuse the first."""
+    from optrank.bayes import _variational
+
+    X, y = _ring(40, 6)
+    prob = _problem(X, y)
+    calls = []
+    real = _variational.predicted_mean
+    monkeypatch.setattr(_variational, "predicted_mean", lambda p, a: calls.append(1) or real(p, a))
+    fit_batch(prob, max_iter=7, tol=0.0, accelerate=True)
+    # one per sweep, plus one at the start (the first update_G reads the initial <a>)
+    assert len(calls) == 7 + 1

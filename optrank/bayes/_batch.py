@@ -99,8 +99,8 @@ def sweep(res: BatchResult, prob: Problem, hyper: BatchHyper) -> None:
     update_theta(s, prob)
     update_f(s, prob)
     update_G(s, prob)
-    a_prec = res.tpbn_a.lam_inv  # diagonal prior precision
-    update_a(s, prob, a_prec, np.zeros(len(a_prec)), full=False)
+    prior_prec = res.tpbn_a.lam_inv  # diagonal TPBN prior precision, as a vector
+    update_a(s, prob, prior_prec, np.zeros(len(prior_prec)), full=False)
     res.tpbn_a.update(s.a_second)
     be_prior = np.diag(np.r_[res.gamma.mean, res.tpbn_e.lam_inv])
     update_be(s, be_prior, np.zeros(len(be_prior)))

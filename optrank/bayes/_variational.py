@@ -11,7 +11,7 @@ the evidence lower bound given the other factors.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -71,7 +71,7 @@ class State:
     a_prec: np.ndarray | None = None
     be_prec: np.ndarray | None = None
     # (a.mean, weak reference to prob, predicted_mean(prob, a.mean)): see predicted()
-    a_pred: tuple | None = None
+    a_pred: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def predicted(self, prob: Problem) -> np.ndarray:
         """``predicted_mean(prob, <a>)``, computed once per ``<a>``.
@@ -79,8 +79,9 @@ class State:
         Each evaluation is a pass over the whole kernel stack, and a sweep needs it in
         ``update_G``, ``update_noise``, the ELBO and the expansion. The key is the identity
         of the ``a.mean`` array and of ``prob`` (held weakly, so a kept state does not keep
-        the stack alive): factor updates replace ``a`` by a new array, and nothing updates
-        ``a.mean`` in place.
+        the stack alive): factor updates replace ``a`` by a new array, and nothing in the
+        package updates ``a.mean`` in place; code that does so (e.g. through an estimator's
+        ``sample_weights_``, the same array) must set ``a_pred = None``.
         """
         cached = self.a_pred
         if cached is None or cached[0] is not self.a.mean or cached[1]() is not prob:
@@ -126,7 +127,8 @@ def update_a(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: np.ndar
     """``q(a) = N(Sigma (upsilon sum_m K_m <g_m> + prior_rhs), Sigma)``.
 
     ``prior_prec`` is the prior precision: a matrix, or a vector for a diagonal one (the
-    batch TPBN prior; no ``n x n`` matrix is built for it).
+    batch TPBN prior; no ``n x n`` matrix is built for it). With ``full=False`` only
+    ``diag Sigma`` is formed, so the prior must be diagonal (either form).
     """
     ups = s.upsilon.mean
     prec = ups * prob.KK
@@ -139,7 +141,7 @@ def update_a(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: np.ndar
     s.a_prec = prec
     if full and prior_prec.ndim == 2:
         tr_prior = float(np.sum(s.a.cov * prior_prec))  # both symmetric
-    else:  # a diagonal prior: only diag Sigma is needed
+    else:  # a diagonal prior (required with full=False): only diag Sigma is needed
         p0 = prior_prec if prior_prec.ndim == 1 else np.diag(prior_prec)
         tr_prior = float(_diag(s.a.cov) @ p0)
     # Sigma (ups KK + P0) = I  =>  tr(Sigma KK) = (n - tr(Sigma P0)) / ups

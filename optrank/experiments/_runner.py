@@ -542,8 +542,9 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
     if not tasks:  # everything cached: no cluster to start
         return
     n_points = sum(len(_grid(t.protocol)) for t in tasks if _searches(t.protocol))
+    if progress:  # before the bar: the first line of a run's log
+        print(_plan(tasks), file=sys.stderr, flush=True)
     bar = _bar(len(tasks) + (n_points if fan_grid else 0), progress)
-    bar.write(plan(tasks))
     try:
         with _executor(map_fn, scheduler, workers, client) as run_many:
             if fan_grid:
@@ -584,7 +585,7 @@ def _describe(task: _Task) -> str:
     return f"{task.protocol.name} {cell.dataset.name} r{cell.repetition} f{cell.fold}"
 
 
-def plan(tasks) -> str:
+def _plan(tasks) -> str:
     """One line naming what a run computes, per protocol and dataset in the order it runs
     (the protocols' dataset order, whatever the order of ``--datasets``).
 
@@ -592,7 +593,7 @@ def plan(tasks) -> str:
     --------
     >>> from optrank.experiments import get_protocol
     >>> p = get_protocol("b2rmk-table3").only(["svmguide3", "diabetes"])
-    >>> plan([_Task(p, c) for c in cells(p)])
+    >>> _plan([_Task(p, c) for c in cells(p)])
     'to run: 40 cells: b2rmk-table3 diabetes (20), b2rmk-table3 svmguide3 (20)'
     """
     counts: dict[tuple[str, str], int] = {}
@@ -610,9 +611,6 @@ class _NoBar:
     def set_postfix_str(self, text: str) -> None:
         pass
 
-    def write(self, text: str) -> None:
-        pass
-
     def close(self) -> None:
         pass
 
@@ -624,7 +622,7 @@ def _bar(total: int, enabled: bool):
 
 
 class _Bar:
-    """A tqdm bar over cells; ``write`` prints a line above it, to stderr like the bar."""
+    """A tqdm bar over cells that can name the last finished one."""
 
     def __init__(self, total: int):
         from tqdm.auto import tqdm
@@ -636,9 +634,6 @@ class _Bar:
 
     def set_postfix_str(self, text: str) -> None:
         self._tqdm.set_postfix_str(text, refresh=False)
-
-    def write(self, text: str) -> None:
-        self._tqdm.write(text, file=sys.stderr)
 
     def close(self) -> None:
         self._tqdm.close()

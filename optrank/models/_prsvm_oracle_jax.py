@@ -91,7 +91,8 @@ class PRSVMOracleJax:
         if not jax.config.jax_enable_x64:
             raise RuntimeError(
                 "backend='jax' runs the Newton oracle in float64: enable it with "
-                "jax.config.update('jax_enable_x64', True) or JAX_ENABLE_X64=1"
+                "jax.config.update('jax_enable_x64', True), JAX_ENABLE_X64=1, or build and "
+                "use it inside `with jax.enable_x64(True):`"
             )
         X = X.toarray() if hasattr(X, "toarray") else X
         self.X = jnp.asarray(X, dtype=jnp.float64)

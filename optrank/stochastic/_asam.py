@@ -82,6 +82,7 @@ def asam(
         return scheduled(state, w, t, t0, r_skip, a_skip, averaging), StepInfo(margin)
 
     def hinge_diff(state: SAMState, x):
+        x = x.astype(state.w.dtype)  # a no-op in the drivers, which cast already
         t = state.t + 1
         lr = 1.0 / (lam * (t + t0))
         margin = _rows.dense_dot(state.w, x)

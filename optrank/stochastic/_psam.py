@@ -82,6 +82,7 @@ def psam(
         return scheduled(state, w, t, t0, r_skip, a_skip, True), StepInfo(margin)
 
     def prox_diff(state: SAMState, x):
+        x = x.astype(state.w.dtype)  # a no-op in the drivers, which cast already
         t = state.t + 1
         step = 1.0 / (gamma * (t + t0))
         margin = _rows.dense_dot(state.w, x)
