@@ -281,3 +281,29 @@ def test_inner_cv_with_fewer_positives_than_folds_uses_as_many_folds_as_positive
         want = np.mean([auc(y[va], PRSVMPlus(C=C).fit(X[tr], y[tr]).decision_function(X[va]))
                         for tr, va in folds])
         assert value == pytest.approx(want, abs=1e-12)
+
+
+def test_fanned_grid_points_are_cached_as_they_finish(tmp_path):
+    """A --fan-grid run stopped before its cells refit keeps its scored grid points:
+    the rerun scores none again, refits every cell and gives the same rows."""
+    protocol = _protocol(grid={"C": [0.001, 0.1, 10.0]}, repetitions=1)
+    calls = []
+
+    def recording_map(fn, items):
+        items = list(items)
+        calls.append((fn.__name__, len(items)))
+        return [fn(item) for item in items]
+
+    first = run_protocol(protocol, tmp_path, map_fn=recording_map, fan_grid=True)
+    assert calls == [("_score_task", 6), ("_evaluate_task", 2)]
+    cache = tmp_path / ".cache"
+    keys = {cell_key(protocol, c) for c in cells(protocol)}
+    points = [p for p in cache.glob("*.json") if p.stem not in keys]
+    assert len(points) == 6 and all("grid_score" in json.loads(p.read_text())
+                                    for p in points)
+    for key in keys:  # as if the run had stopped after the grid, before the refits
+        (cache / f"{key}.json").unlink()
+    calls.clear()
+    again = run_protocol(protocol, tmp_path, map_fn=recording_map, fan_grid=True)
+    assert calls == [("_score_task", 0), ("_evaluate_task", 2)]
+    assert _measures(again.rows) == _measures(first.rows)

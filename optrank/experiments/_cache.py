@@ -67,6 +67,12 @@ def cell_key(protocol, cell, fingerprint: str | None = None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def grid_point_key(cell: str, params: dict) -> str:
+    """Key of one inner-CV grid point of the cell with key ``cell`` (``--fan-grid``)."""
+    text = json.dumps({"cell": cell, "grid_point": params}, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 class CellCache:
     """``<directory>/<key>.json`` (the row) and ``<key>.npz`` (test labels and scores)."""
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from optrank.experiments._cache import CellCache, cell_key
+from optrank.experiments._cache import CellCache, cell_key, grid_point_key
 from optrank.experiments._protocol import DatasetEntry, Protocol
 from optrank.experiments._report import summarise, to_markdown
 
@@ -406,26 +406,37 @@ def _score_task(task: _Task) -> float | str:
         return f"{type(exc).__name__}: {exc}"
 
 
-def _fan_out_grid(todo: list[_Task], run_many, bar) -> list[_Task | dict]:
+def _fan_out_grid(todo: list[_Task], keys, run_many, bar, store) -> list[_Task | dict]:
     """Score every (cell, grid point) as its own task; each cell then knows its params.
 
-    Returns per cell the task to refit (params fixed) or, when a grid point failed, the
-    error measures the sequential search would have recorded.
+    With a cache, each finished grid point's score is stored under
+    :func:`~optrank.experiments._cache.grid_point_key` as soon as it arrives, so a run
+    stopped before its cells refit resumes with the points already scored. Returns per
+    cell the task to refit (params fixed) or, when a grid point failed, the error
+    measures the sequential search would have recorded.
     """
     points = [
         (i, p) for i, t in enumerate(todo) if _searches(t.protocol) for p in _grid(t.protocol)
     ]
     scores: dict[int, list] = {}
     items = [_Task(todo[i].protocol, todo[i].cell, p) for i, p in points]
+    point_keys = [grid_point_key(keys[i], p) for i, p in points]
     results: list = [None] * len(items)
-    for index, result in run_many(_score_task, items):
+    for index, key in enumerate(point_keys):
+        hit = store.get(key) if store else None
+        if hit is not None:
+            results[index] = hit["grid_score"]
+            bar.update(1)
+    missing = [index for index, r in enumerate(results) if r is None]
+    for j, result in run_many(_score_task, [items[index] for index in missing]):
+        index = missing[j]
         bar.set_postfix_str(f"last: {_describe(items[index])} (grid point)")
         bar.update(1)
-        results[index] = (
-            result
-            if not isinstance(result, BaseException)
-            else f"{type(result).__name__}: {result}"
-        )
+        if isinstance(result, BaseException):
+            result = f"{type(result).__name__}: {result}"
+        elif store and not isinstance(result, str):  # errors are retried, never kept
+            store.put(point_keys[index], {"grid_score": float(result)})
+        results[index] = result
     for (i, _), result in zip(points, results, strict=True):
         scores.setdefault(i, []).append(result)
     out: list = []
@@ -495,7 +506,7 @@ def run_protocols(
     todo_keys = [] if cached_only else [k for k in first if k not in measured]
     todo = [tasks[first[k]] for k in todo_keys]
     for key, result in _execute(
-        todo_keys, todo, progress, map_fn, scheduler, workers, client, fan_grid
+        todo_keys, todo, progress, map_fn, scheduler, workers, client, fan_grid, store
     ):
         if isinstance(result, BaseException):
             result = _error_measures(result)
@@ -537,7 +548,7 @@ def _cache_store(cache, out: Path | None) -> CellCache | None:
     return CellCache(cache)
 
 
-def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid):
+def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid, store=None):
     """Yield (key, measures or exception) for every task, as they finish."""
     if not tasks:  # everything cached: no cluster to start
         return
@@ -548,7 +559,7 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
     try:
         with _executor(map_fn, scheduler, workers, client) as run_many:
             if fan_grid:
-                tasks = _fan_out_grid(tasks, run_many, bar)
+                tasks = _fan_out_grid(tasks, keys, run_many, bar, store)
             ready = [(i, t) for i, t in enumerate(tasks) if isinstance(t, dict)]
             for i, measures in ready:
                 bar.update(1)
