@@ -16,6 +16,7 @@ import json
 import logging
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -430,7 +431,7 @@ def _fan_out_grid(todo: list[_Task], keys, run_many, bar, store) -> list[_Task |
     missing = [index for index, r in enumerate(results) if r is None]
     for j, result in run_many(_score_task, [items[index] for index in missing]):
         index = missing[j]
-        bar.set_postfix_str(f"last: {_describe(items[index])} (grid point)")
+        bar.set_postfix_str(f"last: {_describe(items[index])} (grid point)", refresh=False)
         bar.update(1)
         if isinstance(result, BaseException):
             result = f"{type(result).__name__}: {result}"
@@ -566,7 +567,7 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
                 yield keys[i], measures
             pending = [i for i, t in enumerate(tasks) if not isinstance(t, dict)]
             for j, result in run_many(_evaluate_task, [tasks[i] for i in pending]):
-                bar.set_postfix_str(f"last: {_describe(tasks[pending[j]])}")
+                bar.set_postfix_str(f"last: {_describe(tasks[pending[j]])}", refresh=False)
                 bar.update(1)
                 yield keys[pending[j]], result
     finally:
@@ -607,10 +608,7 @@ def _plan(tasks) -> str:
     >>> _plan([_Task(p, c) for c in cells(p)])
     'to run: 40 cells: b2rmk-table3 diabetes (20), b2rmk-table3 svmguide3 (20)'
     """
-    counts: dict[tuple[str, str], int] = {}
-    for t in tasks:
-        key = (t.protocol.name, t.cell.dataset.name)
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter((t.protocol.name, t.cell.dataset.name) for t in tasks)  # run order
     parts = ", ".join(f"{name} {dataset} ({n})" for (name, dataset), n in counts.items())
     return f"to run: {len(tasks)} cells: {parts}"
 
@@ -619,7 +617,7 @@ class _NoBar:
     def update(self, n: int) -> None:
         pass
 
-    def set_postfix_str(self, text: str) -> None:
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
         pass
 
     def close(self) -> None:
@@ -629,25 +627,9 @@ class _NoBar:
 def _bar(total: int, enabled: bool):
     if not enabled or total == 0:
         return _NoBar()
-    return _Bar(total)
+    from tqdm.auto import tqdm
 
-
-class _Bar:
-    """A tqdm bar over cells that can name the last finished one."""
-
-    def __init__(self, total: int):
-        from tqdm.auto import tqdm
-
-        self._tqdm = tqdm(total=total, unit="cell")
-
-    def update(self, n: int) -> None:
-        self._tqdm.update(n)
-
-    def set_postfix_str(self, text: str) -> None:
-        self._tqdm.set_postfix_str(text, refresh=False)
-
-    def close(self) -> None:
-        self._tqdm.close()
+    return tqdm(total=total, unit="cell")
 
 
 def _result(protocol, tasks, keys, measured, scores, cached, out) -> RunResult:
