@@ -3,8 +3,8 @@
 A page is read like a notebook: its ```python blocks run in order in one namespace (a
 later block may use what an earlier one defined), in a temporary working directory
 (blocks write plots and results). Blocks written as doctests (``>>>``) are checked by
-doctest. A page whose blocks need a dataset of shared/data is skipped when that folder
-is absent; the package's embedded dataset is always there.
+doctest. A page is skipped when a dataset its blocks name is not on this machine (the
+package's embedded dataset always is).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import matplotlib
+import matplotlib.pyplot as plt
 import pytest
 
 from optrank.data import list_datasets, resolve_name
@@ -56,6 +57,13 @@ def test_page_blocks_run(page, tmp_path, monkeypatch):
     if missing:
         pytest.skip(f"datasets not in shared/data: {missing}")
     monkeypatch.chdir(tmp_path)
+    try:
+        _run_blocks(page, code)
+    finally:
+        plt.close("all")
+
+
+def _run_blocks(page: Path, code: list[tuple[int, str]]) -> None:
     namespace: dict = {"__name__": f"docs_{page.stem}"}
     for line, src in code:
         where = f"{page.relative_to(ROOT)}:{line}"
