@@ -123,3 +123,81 @@ def test_run_with_an_order_streams_the_permuted_rows(sparse):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     with pytest.raises(ValueError, match="cannot be combined"):
         run(learner, state, rows, Y, order=order, skip_zero_labels=True, **kw)
+
+
+GRID_POINTS = {
+    "CBR": [{"C": 0.01}, {"C": 0.5}, {"C": 30.0}],
+    "FourierCBR": [{"C": 0.01}, {"C": 0.5}, {"C": 30.0}],
+    "OAM": [{"C": 0.01}, {"C": 0.5}, {"C": 30.0}],
+    "OPAUC": [{"learning_rate": 0.001}, {"learning_rate": 0.05}, {"learning_rate": 0.2}],
+    "AdaOAM": [{"learning_rate": 0.001}, {"learning_rate": 0.05}, {"learning_rate": 0.2}],
+    "SOLAM": [{"learning_rate": 0.05}, {"learning_rate": 0.5}, {"learning_rate": 2.0}],
+    "UniExp": [{"learning_rate": 0.001}, {"learning_rate": 0.05}, {"learning_rate": 0.2}],
+}
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_fit_grid_members_equal_separate_fits(est, sparse):
+    """Every member of a vmapped (or looped) grid fit is the estimator fitted alone at
+    that point: float64 scores to 1e-10 relative (vmapped reductions sum in another order;
+    the looped full-covariance CBR must be bit-identical)."""
+    X, y = toy()
+    if sparse:
+        X = sp.csr_matrix(np.where(np.abs(X) > 0.3, X, 0.0))
+    points = GRID_POINTS[type(est).__name__]
+    models = est.fit_grid(X, y, points)
+    assert [m.get_params() for m in models] == [
+        clone(est).set_params(**p).get_params() for p in points]
+    for model, point in zip(models, points, strict=True):
+        alone = clone(est).set_params(**point).fit(X, y)
+        got, want = model.decision_function(X), alone.decision_function(X)
+        if not est._vmap_pays():
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12 * np.abs(want).max())
+        assert model.n_features_in_ == alone.n_features_in_
+        np.testing.assert_array_equal(model.classes_, alone.classes_)
+    # the fitted members go on streaming like any fitted estimator
+    models[1].partial_fit(X[:10], y[:10])
+
+
+def test_fit_grid_in_float32_and_its_choice_of_path(monkeypatch):
+    X, y = toy(d=6)
+    diag = CBR(buffer_size=8, diagonal=True, random_state=0)
+    calls = []
+    import optrank.online as online
+
+    real = online.run_grid
+    monkeypatch.setattr(online, "run_grid", lambda *a, **k: calls.append(1) or real(*a, **k))
+    models = diag.fit_grid(X, y, {"C": [0.1, 1.0, 10.0], "eta": [0.6, 0.9]})  # a product
+    assert len(models) == 6 and calls == [1]
+    for m in models:
+        alone = clone(diag).set_params(C=m.C, eta=m.eta).fit(X, y)
+        np.testing.assert_allclose(m.coef_, alone.coef_, rtol=2e-5, atol=1e-6)
+    # full covariance: a loop, as is a grid over a structural parameter
+    CBR(buffer_size=8, random_state=0).fit_grid(X, y, {"C": [0.1, 1.0]})
+    diag.fit_grid(X, y, [{"buffer_size": 4}, {"buffer_size": 8}])
+    assert calls == [1]
+    with pytest.raises(ValueError, match="no points"):
+        diag.fit_grid(X, y, [])
+
+
+def test_runner_inner_cv_scores_the_grid_as_separate_fits_do():
+    """The runner's inner CV trains an online learner's grid with ``fit_grid``; its
+    scores are those of one fit per point and fold (float64: to 1e-12)."""
+    from optrank.data import stratified_kfold
+    from optrank.experiments import DatasetEntry, Protocol
+    from optrank.experiments._runner import _cv_scores
+
+    X, y = toy(n=200)
+    params = {"buffer_size": 8, "diagonal": True, "random_state": 0, "dtype": "float64"}
+    p = Protocol(name="cv-grid", table_id="999-X", estimator="CBR", datasets=(DatasetEntry("toy"),),
+                 params=params, grid={"C": [0.01, 1.0, 100.0]}, cv_folds=3,
+                 preprocessing=None)
+    points = [{"C": 0.01}, {"C": 1.0}, {"C": 100.0}]
+    got = _cv_scores(p, p.datasets[0], X, y, 0, points)
+    folds = stratified_kfold(y, k=3, random_state=0)
+    for point, value in zip(points, got, strict=True):
+        want = np.mean([roc_auc_score(y[va], CBR(**params, **point).fit(X[tr], y[tr])
+                                      .decision_function(X[va])) for tr, va in folds])
+        assert value == pytest.approx(want, abs=1e-12)

@@ -65,11 +65,27 @@ def _check_binary(y):
         )
 
 
-class _OnlineRanker(RankerMixin, BaseEstimator):
-    """Shared machinery; subclasses define :meth:`_learner`."""
+def _columns(rows: list[dict]) -> dict[str, list]:
+    """``[{"C": 1, "eta": .7}, {"C": 2, "eta": .7}]`` -> ``{"C": [1, 2], "eta": [.7, .7]}``."""
+    return {k: [r[k] for r in rows] for k in rows[0]}
 
-    def _learner(self):  # pragma: no cover - abstract
+
+class _OnlineRanker(RankerMixin, BaseEstimator):
+    """Shared machinery; subclasses define :meth:`_spec`."""
+
+    def _spec(self):  # pragma: no cover - abstract
+        """``(factory, hyper, static)``: the learner is ``factory(**hyper, **static)``;
+        ``hyper`` holds the hyperparameters the learner keeps in its state (so a grid of
+        them can be vmapped), ``static`` the structural ones."""
         raise NotImplementedError
+
+    def _learner(self):
+        factory, hyper, static = self._spec()
+        return factory(**{k: float(v) for k, v in hyper.items()}, **static)
+
+    def _vmap_pays(self) -> bool:
+        """Whether :meth:`fit_grid` vmaps (else it loops over the points)."""
+        return True
 
     # ---- streaming -------------------------------------------------------------------------
 
@@ -140,6 +156,77 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         self
         """
         return self._stream(*self._begin(X, y))
+
+    def fit_grid(self, X, y, param_grid):
+        """Fit one copy of this estimator per point of ``param_grid`` on the stream ``(X, y)``.
+
+        When every parameter the grid sets is one the learner keeps in its state (``C``
+        and ``eta`` of CBR, ``learning_rate`` of OPAUC, ...), the copies train together in
+        one jitted, vmapped pass (:func:`optrank.online.run_grid`), which is how the
+        papers' cross-validation over ``2^{-10..10}`` trains its 21 models. Learners with a
+        full covariance (CBR and FourierCBR with ``diagonal=False``) run faster one
+        point after another and are fitted in a loop, as are grids over structural
+        parameters (``buffer_size``, ``policy``, ...). Each copy equals
+        ``clone(self).set_params(**point).fit(X, y)`` up to floating-point rounding
+        (vmapped reductions sum in another order); with ``random_state=None`` the copies
+        share one drawn seed.
+
+        Parameters
+        ----------
+        X, y : as for :meth:`fit`.
+        param_grid : dict of str to list, or list of dicts
+            A dict spans the product of its values (as
+            :class:`sklearn.model_selection.ParameterGrid`); a list gives the points.
+
+        Returns
+        -------
+        list of fitted estimators, in the order of the points.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from optrank import CBR
+        >>> X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 5)
+        >>> y = np.array([1, -1, 1, -1] * 5)
+        >>> models = CBR(buffer_size=4, diagonal=True, random_state=0).fit_grid(
+        ...     X, y, {"C": [0.1, 1.0, 10.0]})
+        >>> [m.C for m in models], [m.score(X, y) for m in models]
+        ([0.1, 1.0, 10.0], [1.0, 1.0, 1.0])
+        """
+        from sklearn.base import clone
+        from sklearn.model_selection import ParameterGrid
+
+        points = list(ParameterGrid(param_grid)) if isinstance(param_grid, dict) \
+            else [dict(p) for p in param_grid]
+        if not points:
+            raise ValueError("param_grid has no points")
+        models = [clone(self).set_params(**p) for p in points]
+        swept = set().union(*points)
+        if len(points) == 1 or not self._vmap_pays() or not swept <= set(self._spec()[1]):
+            return [m.fit(X, y) for m in models]
+
+        import jax
+        import jax.numpy as jnp
+
+        from optrank.online import run_grid
+
+        template = clone(self)
+        X, y_pm = template._begin(X, y)
+        factory, _, static = template._spec()
+        with _precision(self.dtype):
+            grid = {k: jnp.asarray([float(v) for v in values], template.dtype)
+                    for k, values in _columns([m._spec()[1] for m in models]).items()}
+            states, _ = run_grid(factory, grid, template._stream_rows(X), y_pm,
+                                 key=template._key(), n_features=template.n_features_in_,
+                                 **static)
+        jax.block_until_ready(states)
+        for i, model in enumerate(models):
+            model.n_features_in_ = template.n_features_in_
+            model.classes_ = template.classes_
+            if hasattr(template, "feature_names_in_"):
+                model.feature_names_in_ = template.feature_names_in_
+            model.state_ = jax.tree_util.tree_map(lambda a, i=i: a[i], states)
+        return models
 
     def partial_fit(self, X, y, classes=None):
         """Continue the stream with ``(X, y)`` (starts one if not fitted yet).
@@ -278,11 +365,15 @@ class CBR(_OnlineRanker):
         self.dtype = dtype
         self.pos_label = pos_label
 
-    def _learner(self):
+    def _spec(self):
         from optrank.online import cbr
 
-        return cbr(float(self.C), float(self.eta), buffer_size=int(self.buffer_size),
-                   policy=self.policy, diagonal=bool(self.diagonal), dtype=self.dtype)
+        return cbr, {"C": self.C, "eta": self.eta}, dict(
+            buffer_size=int(self.buffer_size), policy=self.policy,
+            diagonal=bool(self.diagonal), dtype=self.dtype)
+
+    def _vmap_pays(self):
+        return bool(self.diagonal)  # a vmapped full covariance runs slower than a loop
 
 
 class FourierCBR(_OnlineRanker):
@@ -317,12 +408,16 @@ class FourierCBR(_OnlineRanker):
         self.dtype = dtype
         self.pos_label = pos_label
 
-    def _learner(self):
+    def _spec(self):
         from optrank.online import fourier_cbr
 
-        return fourier_cbr(float(self.C), float(self.eta), float(self.gamma),
-                           n_components=int(self.n_components), buffer_size=int(self.buffer_size),
-                           policy=self.policy, diagonal=bool(self.diagonal), dtype=self.dtype)
+        return fourier_cbr, {"C": self.C, "eta": self.eta}, dict(
+            gamma=float(self.gamma), n_components=int(self.n_components),
+            buffer_size=int(self.buffer_size), policy=self.policy,
+            diagonal=bool(self.diagonal), dtype=self.dtype)
+
+    def _vmap_pays(self):
+        return bool(self.diagonal)
 
 
 class OAM(_OnlineRanker):
@@ -364,14 +459,15 @@ class OAM(_OnlineRanker):
         self.dtype = dtype
         self.pos_label = pos_label
 
-    def _learner(self):
+    def _spec(self):
         from optrank.online import foam, oam
 
         kw = dict(variant=self.variant, buffer_size=int(self.buffer_size), policy=self.policy,
                   dtype=self.dtype)
         if self.n_components is None:
-            return oam(float(self.C), **kw)
-        return foam(float(self.C), float(self.gamma), n_components=int(self.n_components), **kw)
+            return oam, {"C": self.C}, kw
+        return foam, {"C": self.C}, dict(gamma=float(self.gamma),
+                                         n_components=int(self.n_components), **kw)
 
 
 class OPAUC(_OnlineRanker):
@@ -396,11 +492,12 @@ class OPAUC(_OnlineRanker):
         self.dtype = dtype
         self.pos_label = pos_label
 
-    def _learner(self):
+    def _spec(self):
         from optrank.online import opauc
 
         rank = None if self.rank is None else int(self.rank)
-        return opauc(float(self.learning_rate), float(self.lam), rank=rank, dtype=self.dtype)
+        return opauc, {"learning_rate": self.learning_rate, "lam": self.lam}, dict(
+            rank=rank, dtype=self.dtype)
 
 
 class AdaOAM(_OnlineRanker):
@@ -425,11 +522,11 @@ class AdaOAM(_OnlineRanker):
         self.dtype = dtype
         self.pos_label = pos_label
 
-    def _learner(self):
+    def _spec(self):
         from optrank.online import adaoam
 
-        return adaoam(float(self.learning_rate), float(self.lam), float(self.delta),
-                      dtype=self.dtype)
+        return adaoam, {"learning_rate": self.learning_rate, "lam": self.lam,
+                        "delta": self.delta}, dict(dtype=self.dtype)
 
 
 class SOLAM(_OnlineRanker):
@@ -453,10 +550,10 @@ class SOLAM(_OnlineRanker):
         self.dtype = dtype
         self.pos_label = pos_label
 
-    def _learner(self):
+    def _spec(self):
         from optrank.online import solam
 
-        return solam(float(self.learning_rate), float(self.R), dtype=self.dtype)
+        return solam, {"learning_rate": self.learning_rate, "R": self.R}, dict(dtype=self.dtype)
 
 
 class UniExp(_OnlineRanker):
@@ -478,7 +575,7 @@ class UniExp(_OnlineRanker):
         self.dtype = dtype
         self.pos_label = pos_label
 
-    def _learner(self):
+    def _spec(self):
         from optrank.online import uniexp
 
-        return uniexp(float(self.learning_rate), dtype=self.dtype)
+        return uniexp, {"learning_rate": self.learning_rate}, dict(dtype=self.dtype)

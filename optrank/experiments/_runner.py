@@ -207,13 +207,34 @@ def _cv_score(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, params: 
     return _cv_scores(protocol, entry, X, y, seed, [params])[0]
 
 
+def _fitted_along(protocol: Protocol, grid, X, y):
+    """The protocol's estimator fitted at each grid point on ``(X, y)``, in grid order.
+
+    An estimator with ``fit_grid`` (the online learners) trains the whole grid at once,
+    vmapped where that pays; one with ``warm_start=True`` is refitted along the grid by
+    ``set_params``; others are built fresh for every point. Yields each model as soon as
+    it is fitted (a warm-started model is the same object refitted, so it must be used
+    before the next point)."""
+    first = _build(protocol, grid[0])
+    if hasattr(first, "fit_grid"):
+        yield from first.fit_grid(X, y, grid)
+        return
+    model = None
+    for params in grid:
+        if getattr(model, "warm_start", False):
+            model.set_params(**params)
+        else:
+            model = first if model is None else _build(protocol, params)
+        yield model.fit(X, y)
+
+
 def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -> list[float]:
     """Mean inner-CV AUC of each grid point on a training part.
 
-    Folds outer, grid points inner: a fold is preprocessed once, and an estimator built
-    with ``warm_start=True`` is refitted along the grid by ``set_params`` (it may reuse
-    its previous solution and, e.g. NBAM/FBAM, the fold's embedding); other estimators
-    are built fresh for every point. A grid point whose model diverges (non-finite
+    Folds outer, grid points inner: a fold is preprocessed once, and the grid is fitted
+    by :func:`_fitted_along` (the online learners train it in one vmapped pass; an
+    estimator built with ``warm_start=True`` may reuse its previous solution and, e.g.
+    NBAM/FBAM, the fold's embedding). A grid point whose model diverges (non-finite
     scores, e.g. a learning rate of 2^10) scores NaN on that fold and so is never
     chosen; a NaN on every fold gives NaN.
 
@@ -228,13 +249,8 @@ def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -
     fold_aucs = np.empty((len(folds), len(grid)))
     for f, (tr, va) in enumerate(folds):
         Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
-        model = None
-        for j, params in enumerate(grid):
-            if getattr(model, "warm_start", False):
-                model.set_params(**params)
-            else:
-                model = _build(protocol, params)
-            scores = model.fit(Xtr, y[tr]).decision_function(Xva)
+        for j, model in enumerate(_fitted_along(protocol, grid, Xtr, y[tr])):
+            scores = model.decision_function(Xva)
             finite = np.all(np.isfinite(scores))
             fold_aucs[f, j] = auc(y[va], scores) if finite else float("nan")
     return [
