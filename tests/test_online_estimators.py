@@ -201,3 +201,28 @@ def test_runner_inner_cv_scores_the_grid_as_separate_fits_do():
         want = np.mean([roc_auc_score(y[va], CBR(**params, **point).fit(X[tr], y[tr])
                                       .decision_function(X[va])) for tr, va in folds])
         assert value == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize("cls, bad", [
+    (CBR, {"C": -1.0}), (CBR, {"C": float("nan")}), (CBR, {"eta": 0.3}), (CBR, {"eta": 1.0}),
+    (CBR, {"buffer_size": 0}), (FourierCBR, {"gamma": 0.0}), (FourierCBR, {"n_components": 0}),
+    (OAM, {"C": 0}), (OAM, {"n_components": 2.5}), (OPAUC, {"learning_rate": -0.1}),
+    (OPAUC, {"lam": -1e-4}), (OPAUC, {"rank": 0}), (AdaOAM, {"delta": 0.0}),
+    (SOLAM, {"R": float("inf")}), (UniExp, {"learning_rate": True}),
+])
+def test_bad_parameters_are_clear_errors(cls, bad):
+    X, y = toy(n=40)
+    name = next(iter(bad))
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        cls(**bad).fit(X, y)
+    with pytest.raises(ValueError, match=f"^{name} must be"):  # a bad point of a grid, too
+        cls().fit_grid(X, y, [{}, bad])
+
+
+def test_edge_values_that_are_valid():
+    X, y = toy(n=40)
+    # eta = 0.5 gives phi = 0: passive-aggressive steps on the mean, the covariance stays
+    cbr = CBR(eta=0.5, buffer_size=8, random_state=0, dtype="float64").fit(X, y)
+    np.testing.assert_array_equal(optrank.online.covariance(cbr.state_), np.eye(X.shape[1]))
+    assert OPAUC(lam=0.0, random_state=0).fit(X, y).score(X, y) > 0.5
+    assert OAM(n_components=None, random_state=0).fit(X, y).coef_ is not None

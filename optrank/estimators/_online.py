@@ -19,7 +19,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from optrank._persist import load_npz, save_npz
-from optrank._validation import binary_labels
+from optrank._validation import binary_labels, check_positive_fields, is_count, is_positive
 from optrank.estimators._base import (
     RankerMixin,
     linear_scores,
@@ -99,9 +99,32 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             seed = int(seed.randint(2**31 - 1))
         return jax.random.PRNGKey(int(seed))
 
+    _positive: tuple[str, ...] = ()
+    """Parameters that must be finite numbers > 0."""
+    _counts: tuple[str, ...] = ()
+    """Parameters that must be integers >= 1 (None allowed where the default is None)."""
+
     def _check_params(self):
         if self.dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+        check_positive_fields(self, self._positive)
+        for name in self._counts:
+            value = getattr(self, name)
+            if not (is_count(value) or value is None and self._default(name) is None):
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        eta = getattr(self, "eta", None)
+        if eta is not None and not (is_positive(eta) and 0.5 <= eta < 1):
+            # phi = Phi^{-1}(eta) is >= 0 only for eta >= 0.5 and infinite at 1
+            raise ValueError(f"eta must be a number in [0.5, 1), got {eta!r}")
+        lam = getattr(self, "lam", None)
+        if lam is not None and not (is_positive(lam) or lam == 0):
+            raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
+
+    @classmethod
+    def _default(cls, name):
+        import inspect
+
+        return inspect.signature(cls.__init__).parameters[name].default
 
     def _start(self, n_features: int):
         self._check_params()
@@ -210,6 +233,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
 
         from optrank.online import run_grid
 
+        for model in models:
+            model._check_params()
         template = clone(self)
         X, y_pm = template._begin(X, y)
         factory, _, static = template._spec()
@@ -354,6 +379,9 @@ class CBR(_OnlineRanker):
     1.0
     """
 
+    _positive = ("C",)
+    _counts = ("buffer_size",)
+
     def __init__(self, C=1.0, eta=0.7, buffer_size=50, policy="fifo", diagonal=False,
                  random_state=None, dtype="float32", pos_label=None):
         self.C = C
@@ -393,6 +421,9 @@ class FourierCBR(_OnlineRanker):
     >>> m.fit(X, y).score(X, y) > 0.9
     True
     """
+
+    _positive = ("C", "gamma")
+    _counts = ("buffer_size", "n_components")
 
     def __init__(self, C=1.0, eta=0.7, gamma=1.0, n_components=150, buffer_size=50,
                  policy="fifo", diagonal=False, random_state=None, dtype="float32",
@@ -446,6 +477,9 @@ class OAM(_OnlineRanker):
     1.0
     """
 
+    _positive = ("C", "gamma")
+    _counts = ("buffer_size", "n_components")
+
     def __init__(self, C=1.0, variant="seq", buffer_size=50, policy="reservoir",
                  n_components=None, gamma=1.0, random_state=None, dtype="float32",
                  pos_label=None):
@@ -483,6 +517,9 @@ class OPAUC(_OnlineRanker):
     1.0
     """
 
+    _positive = ("learning_rate",)
+    _counts = ("rank",)
+
     def __init__(self, learning_rate=0.1, lam=1e-4, rank=None, random_state=None,
                  dtype="float32", pos_label=None):
         self.learning_rate = learning_rate
@@ -513,6 +550,9 @@ class AdaOAM(_OnlineRanker):
     1.0
     """
 
+    _positive = ("learning_rate", "delta")
+    _counts = ()
+
     def __init__(self, learning_rate=0.1, lam=1e-4, delta=0.5, random_state=None,
                  dtype="float32", pos_label=None):
         self.learning_rate = learning_rate
@@ -542,6 +582,9 @@ class SOLAM(_OnlineRanker):
     1.0
     """
 
+    _positive = ("learning_rate", "R")
+    _counts = ()
+
     def __init__(self, learning_rate=1.0, R=10.0, random_state=None, dtype="float32",
                  pos_label=None):
         self.learning_rate = learning_rate
@@ -568,6 +611,9 @@ class UniExp(_OnlineRanker):
     >>> UniExp(learning_rate=0.1, random_state=0).fit(X, y).score(X, y)
     1.0
     """
+
+    _positive = ("learning_rate",)
+    _counts = ()
 
     def __init__(self, learning_rate=0.1, random_state=None, dtype="float32", pos_label=None):
         self.learning_rate = learning_rate
