@@ -128,3 +128,23 @@ def check_positive_fields(obj, names) -> None:
         value = getattr(obj, name)
         if not is_positive(value):
             raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+def check_count_fields(obj, names) -> None:
+    """``ValueError`` naming the first of ``names`` whose value on ``obj`` is not
+    :func:`is_count` (an integer >= 1)."""
+    for name in names:
+        value = getattr(obj, name)
+        if not is_count(value):
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+def check_nonnegative_fields(obj, names) -> None:
+    """``ValueError`` naming the first of ``names`` whose value on ``obj`` is not a finite
+    number >= 0 (tolerances: 0 asks to run to the iteration cap)."""
+    for name in names:
+        value = getattr(obj, name)
+        if not (is_positive(value) or (not isinstance(value, (bool, np.bool_))
+                                       and isinstance(value, (int, float, np.integer, np.floating))
+                                       and value == 0)):
+            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")

@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_array
 
+from optrank._validation import check_count_fields, check_nonnegative_fields
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.metrics import auc
 from optrank.models._crc import crc_costs, crc_differences, crc_weights, split_threshold
@@ -175,6 +176,8 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
             raise ValueError(f"gamma must lie in [0, 1], got {self.gamma}")
         if not float(self.C) > 0:
             raise ValueError(f"C must be positive, got {self.C}")
+        check_count_fields(self, ("max_epochs",))
+        check_nonnegative_fields(self, ("tol",))
 
     def _effective_budget(self, cands: Candidates) -> int:
         n_pairs = cands.pos_rows.size * cands.neg_rows.size if cands.gamma > 0 else 0

@@ -24,6 +24,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
+from optrank._validation import (
+    check_count_fields,
+    check_nonnegative_fields,
+    check_positive_fields,
+)
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.models._dcd import dcd_svm
 
@@ -79,6 +84,9 @@ class WSVM(_LinearRanker):
 
     def fit(self, X, y):
         """Solve the weighted hinge SVM on the signed points ``y_k x_k``."""
+        check_positive_fields(self, ("C",))
+        check_count_fields(self, ("budget", "max_epochs"))
+        check_nonnegative_fields(self, ("tol",))
         X, y = validate_ranking_data(self, X, y)
         costs = self._costs(y)
         Z = _signed_rows(X, y)
@@ -144,6 +152,8 @@ class CRR(_LinearRanker):
         X, y = validate_ranking_data(self, X, y)
         if not 0.0 <= float(self.alpha) <= 1.0:
             raise ValueError(f"alpha must lie in [0, 1], got {self.alpha}")
+        check_count_fields(self, ("n_iter", "budget"))
+        check_positive_fields(self, ("C",) if self.lam is None else ("lam",))
         lam = self.lam_ = float(self.lam) if self.lam is not None else 1.0 / (
             float(self.C) * float(self.budget))
         first, second, sign = _crr_schedule(y, int(self.n_iter), float(self.alpha),
@@ -198,6 +208,7 @@ class ERankSVM(_LinearRanker):
         X, y_pm = validate_ranking_data(self, X, y)
         if not float(self.C_total) > 0:
             raise ValueError(f"C_total must be positive, got {self.C_total!r}")
+        check_count_fields(self, ("max_iter",))
         self.n_pairs_ = int(np.sum(y_pm == 1)) * int(np.sum(y_pm != 1))
         self.pair_C_ = float(self.C_total) / self.n_pairs_
         self.model_ = PRSVMPlus(C=self.pair_C_, tol=self.tol, max_iter=self.max_iter)

@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from optrank._persist import load_npz, save_npz
+from optrank._validation import check_count_fields
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.features import _cache as embedding_cache
 from optrank.features._fourier import FourierFeatures
@@ -173,6 +174,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
             raise ValueError(f"C must be a positive number, got {self.C!r}")
         if not self.tol > 0:
             raise ValueError(f"tol must be positive, got {self.tol!r}")
+        check_count_fields(self, ("max_iter",))
         if self.backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {_BACKENDS}, got {self.backend!r}")
         if self.precondition not in _PRECONDITIONERS:

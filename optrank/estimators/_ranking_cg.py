@@ -20,6 +20,11 @@ from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 
 from optrank._digest import array_digest
+from optrank._validation import (
+    check_count_fields,
+    check_nonnegative_fields,
+    check_positive_fields,
+)
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.metrics import auc
 from optrank.models._pricing import price, sample_coefficients, training_point_values
@@ -94,6 +99,9 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
                              f"got {self.first_prototype!r}")
         if int(self.max_prototypes) < 1:
             raise ValueError(f"max_prototypes must be >= 1, got {self.max_prototypes}")
+        check_count_fields(self, ("n_starts", "max_pricing_steps"))
+        check_positive_fields(self, ("learning_rate",))
+        check_nonnegative_fields(self, ("tol", "pricing_tol"))
         val = None if X_val is None else (np.asarray(X_val, dtype=np.float64), y_val)
         pairs = PairSet.all_pairs(y)
         C, box = self._master_terms()

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from optrank._persist import load_npz, save_npz
+from optrank._validation import check_positive_fields
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.models._ranksvm import coef_from_solution, pair_costs, ranksvm_program
 from optrank.pairs import PairSet
@@ -100,6 +101,7 @@ class RankSVM(RankerMixin, BaseEstimator):
         if self.penalty == "smooth":
             raise ValueError("penalty='smooth' needs the previous weights; use "
                              "optrank.models.smooth_ranksvm_program (smooth Ranking-CG)")
+        check_positive_fields(self, ("box",))
         X, y = validate_ranking_data(self, X, y)
         pairs = PairSet.all_pairs(y)
         costs = pair_costs(len(pairs), float(self.C), pair_weight, self.reduction)
