@@ -23,21 +23,13 @@ import time
 
 import jax
 import numpy as np
+from bench_online import stream  # the same synthetic stream (this folder is on sys.path)
 from sklearn.base import clone
 
 from optrank import CBR, OAM, OPAUC, AdaOAM, FourierCBR
 from optrank.online import run_grid
 
 GRID = 2.0 ** np.arange(-10, 11)
-SEED = 0
-
-
-def stream(n, d, seed=SEED):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d)).astype(np.float32)
-    w = rng.normal(size=d)
-    y = np.where(X @ w + rng.normal(scale=2.0, size=n) > 0.5 * np.sqrt(d), 1, -1)
-    return X, y
 
 
 def best_of(fn, repeat=3):
@@ -82,8 +74,7 @@ def main():
             factory, hyper, static = est._spec()
             grid = {k: np.full(GRID.size, v, np.float32) for k, v in hyper.items()}
             grid[param] = GRID.astype(np.float32)
-            states, _ = run_grid(factory, grid, X, np.where(y > 0, 1.0, -1.0).astype(np.float32),
-                                 key=jax.random.PRNGKey(0), **static)
+            states, _ = run_grid(factory, grid, X, y, key=jax.random.PRNGKey(0), **static)
             return jax.block_until_ready(states)
 
         def fit_grid(est=est, X=X, y=y, points=points):
