@@ -57,6 +57,21 @@ def test_save_load_roundtrip(heart, tmp_path):
     np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
     np.testing.assert_array_equal(again.duals_, model.duals_)
     assert again.get_params() == model.get_params()
+    # what the pair inspection reads survives too (margins were lost, top_pairs then
+    # ranked every pair at margin 0)
+    assert again.top_pairs(5) == model.top_pairs(5)
+    np.testing.assert_array_equal(again.support_, model.support_)
+
+
+def test_save_keeps_numpy_parameters_as_numbers_and_refuses_what_json_cannot_hold(
+        heart, tmp_path):
+    X, y = heart
+    model = optrank.RankSVM(C=np.float32(0.01)).fit(X, y)
+    again = optrank.RankSVM.load(model.save(tmp_path / "m.npz"))
+    assert isinstance(again.C, float) and again.C == pytest.approx(0.01)
+    model.set_params(pos_label=object())
+    with pytest.raises(ValueError, match="cannot save parameter pos_label"):
+        model.save(tmp_path / "bad.npz")
 
 
 @pytest.mark.parametrize(

@@ -143,23 +143,31 @@ class RankSVM(RankerMixin, BaseEstimator):
                  float(margins[i])) for i in order]
 
     def save(self, path):
-        """Save coefficients, pairs and duals to ``.npz`` with JSON metadata (no pickle)."""
+        """Save coefficients, pairs, duals and margins to ``.npz`` with JSON metadata (no
+        pickle); :meth:`load` gives back a model whose ``top_pairs`` are the same."""
         arrays = {"coef": self.coef_, "pos": self.pairs_.pos, "neg": self.pairs_.neg,
                   "duals": self.duals_, "classes": self.classes_}
-        meta = {"estimator": "RankSVM", "params": _jsonable(self.get_params()),
+        if getattr(self, "margins_", None) is not None:
+            arrays["margins"] = self.margins_
+        meta = {"estimator": type(self).__name__, "params": _jsonable(self.get_params()),
                 "n_features_in": int(self.n_features_in_), "objective": self.solution_.objective,
                 "status": self.solution_.status.value, "backend": self.solution_.backend}
         return save_npz(path, arrays, meta)
 
     @classmethod
     def load(cls, path) -> RankSVM:
+        """Rebuild a model saved by :meth:`save` (``solution_`` is not kept: None)."""
         arrays, meta = load_npz(path)
-        if meta.get("estimator") != "RankSVM":
-            raise ValueError(f"{path} does not hold a RankSVM (found {meta.get('estimator')!r})")
+        if meta.get("estimator") != cls.__name__:
+            raise ValueError(f"{path} does not hold a {cls.__name__} "
+                             f"(found {meta.get('estimator')!r})")
         model = cls(**meta["params"])
         model.coef_ = arrays["coef"]
         model.pairs_ = PairSet(arrays["pos"], arrays["neg"])
         model.duals_ = arrays["duals"]
+        model.support_ = support_pairs(model.duals_)
+        if "margins" in arrays:
+            model.margins_ = arrays["margins"]
         model.classes_ = arrays["classes"]
         model.n_features_in_ = meta["n_features_in"]
         model.solution_ = None
@@ -167,5 +175,14 @@ class RankSVM(RankerMixin, BaseEstimator):
 
 
 def _jsonable(params: dict) -> dict:
-    return {k: (str(v) if not isinstance(v, (str, int, float, bool, type(None), dict, list))
-                else v) for k, v in params.items()}
+    """Parameters as JSON values: numpy scalars become Python numbers; anything JSON cannot
+    hold is an error naming the parameter (a ``str`` of it would load as the wrong type)."""
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, np.generic):
+            v = v.item()
+        if not isinstance(v, (str, int, float, bool, type(None), dict, list, tuple)):
+            raise ValueError(f"cannot save parameter {k}={v!r}: only numbers, strings, "
+                             "None, lists and dicts can be saved")
+        out[k] = v
+    return out
