@@ -226,3 +226,66 @@ def test_edge_values_that_are_valid():
     np.testing.assert_array_equal(optrank.online.covariance(cbr.state_), np.eye(X.shape[1]))
     assert OPAUC(lam=0.0, random_state=0).fit(X, y).score(X, y) > 0.5
     assert OAM(n_components=None, random_state=0).fit(X, y).coef_ is not None
+
+
+def test_set_params_between_partial_fits_reaches_the_state(tmp_path):
+    """A hyperparameter changed by set_params mid-stream is the one the stream goes on
+    with (it was ignored: the state kept the old C), and what save writes matches it."""
+    import jax.numpy as jnp
+
+    from optrank.online import phi_from_eta
+
+    X, y = toy()
+    a = CBR(C=1.0, eta=0.7, buffer_size=8, random_state=0, dtype="float64").fit(X[:80], y[:80])
+    b = clone(a).fit(X[:80], y[:80])
+    a.set_params(C=0.01, eta=0.9).partial_fit(X[80:], y[80:])
+    b.partial_fit(X[80:], y[80:])
+    assert float(a.state_.C) == 0.01
+    assert float(a.state_.phi) == pytest.approx(float(phi_from_eta(jnp.asarray(0.9))), rel=1e-12)
+    assert not np.allclose(a.coef_, b.coef_)
+    # the same stream by hand: the state after the first half, then C and phi replaced
+    ref = clone(b).fit(X[:80], y[:80])
+    ref.state_ = ref.state_._replace(C=a.state_.C, phi=a.state_.phi)
+    ref.set_params(C=0.01, eta=0.9)._structure_ = ref._spec()[2]
+    np.testing.assert_array_equal(ref._stream(X[80:], ref._labels(y[80:])).coef_, a.coef_)
+    again = CBR.load(a.save(tmp_path / "a.npz"))
+    assert again.C == 0.01 and float(again.state_.C) == 0.01
+
+
+def test_a_structural_change_or_bad_value_mid_stream_is_refused():
+    X, y = toy()
+    a = OAM(C=1.0, buffer_size=8, random_state=0).fit(X[:80], y[:80])
+    with pytest.raises(ValueError, match="buffer_size changed from 8 to 10"):
+        clone(a).fit(X[:80], y[:80]).set_params(buffer_size=10).partial_fit(X[80:], y[80:])
+    with pytest.raises(ValueError, match="C must be"):
+        a.set_params(C=-1.0).partial_fit(X[80:], y[80:])
+
+
+def test_partial_fit_classes_grow_to_two_and_no_further():
+    X, y = toy()
+    u = UniExp(random_state=0).partial_fit(X[y == 1], y[y == 1])
+    np.testing.assert_array_equal(u.classes_, [1])
+    np.testing.assert_array_equal(u.partial_fit(X, y).classes_, [-1, 1])
+    with pytest.raises(ValueError, match=r"holds \[7\] besides the classes \[-1, 1\]"):
+        u.partial_fit(X[:3], [7, 7, 7])
+    ya = np.where(y > 0, "a", "b")
+    m = CBR(pos_label="a", buffer_size=8).partial_fit(X, ya)
+    np.testing.assert_array_equal(m.classes_, ["b", "a"])
+    with pytest.raises(ValueError, match="zzz"):  # was learned as a negative
+        m.partial_fit(X[:5], ["zzz"] * 5)
+    with pytest.raises(ValueError, match="not among classes"):
+        UniExp().partial_fit(X[:5], [1, 1, 1, 1, 1], classes=[-1, 2])
+
+
+def test_learn_one_dicts_out_of_range_or_not_indices_are_clear_errors(tmp_path):
+    o = OAM(random_state=0).learn_one({0: 1.0}, 1)
+    with pytest.raises(ValueError, match="feature index 3 is out of range for a stream of 1"):
+        o.learn_one({0: 1.0, 3: 2.0}, -1)
+    with pytest.raises(ValueError, match="feature indices >= 0"):
+        OAM().learn_one({"a": 1.0}, 1)
+    X, y = toy()
+    seeded = OAM(random_state=np.random.RandomState(0)).fit(X, y)
+    with pytest.raises(ValueError, match="integer or None random_state"):
+        seeded.save(tmp_path / "m.npz")
+    numpy_seed = OAM(random_state=np.int64(3)).fit(X, y)
+    assert OAM.load(numpy_seed.save(tmp_path / "n.npz")).random_state == 3

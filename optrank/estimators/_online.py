@@ -130,6 +130,28 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         self._check_params()
         with _precision(self.dtype):
             self.state_ = self._learner().init(self._key(), n_features)
+        self._structure_ = self._spec()[2]
+
+    def _resume(self):
+        """Before a stream goes on: check the parameters, carry hyperparameters changed by
+        ``set_params`` (``C``, ``eta``, learning rates ...) into the state, and refuse a
+        changed structural one (``buffer_size``, ``policy``, ``dtype`` ...), which would
+        need a new state."""
+        self._check_params()
+        _, hyper, static = self._spec()
+        started = getattr(self, "_structure_", static)
+        for name, value in static.items():
+            if started.get(name) != value:
+                raise ValueError(
+                    f"{name} changed from {started.get(name)!r} to {value!r} since the stream "
+                    "started; it fixes the learner's structure: call fit to start a new stream")
+        fields = [f for f in self.state_._fields
+                  if f in hyper or (f == "phi" and "eta" in hyper)]
+        import jax
+
+        with _precision(self.dtype):  # the key only draws what is not copied
+            fresh = self._learner().init(jax.random.PRNGKey(0), self.n_features_in_)
+        self.state_ = self.state_._replace(**{f: getattr(fresh, f) for f in fields})
 
     def _stream_rows(self, X):
         """``X`` as :func:`optrank.online.run` reads it: CSR rows as padded
@@ -261,10 +283,31 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         first = not hasattr(self, "state_")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=first)
         _check_binary(y)
+        self._merge_classes(y, classes if first else None)
         if first:
-            self.classes_ = np.unique(y if classes is None else classes)
             self._start(X.shape[1])
+        else:
+            self._resume()
         return self._stream(X, self._labels(y))
+
+    def _merge_classes(self, y, classes=None):
+        """``classes_`` after a ``partial_fit`` batch: the labels seen so far (or ``classes``
+        given with the first batch), at most two; with ``pos_label``, the positive last."""
+        seen = np.unique(y)
+        known = getattr(self, "classes_", None)
+        if known is None:
+            known = seen if classes is None else np.unique(np.asarray(classes))
+            if classes is not None and np.setdiff1d(seen, known).size:
+                raise ValueError(f"y holds {np.setdiff1d(seen, known).tolist()}, not among "
+                                 f"classes={known.tolist()}")
+        merged = np.union1d(known, seen)
+        if merged.size > 2:
+            raise ValueError(f"y holds {np.setdiff1d(seen, known).tolist()} besides the classes "
+                             f"{np.asarray(known).tolist()} seen so far; a bipartite ranker "
+                             "learns two classes")
+        if self.pos_label is not None:
+            merged = np.array(sorted(merged, key=lambda v: v == self.pos_label))
+        self.classes_ = merged
 
     def learn_one(self, x, y):
         """Feed one instance: a 1-D array, or a dict ``{feature index or name: value}``."""
@@ -274,15 +317,28 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         return self.partial_fit(row, np.asarray([y]))
 
     def _dict_row(self, x: dict) -> np.ndarray:
+        """A dense row from ``{feature index or name: value}``; the first dict of a stream
+        fixes the number of features (its largest index + 1)."""
         names = getattr(self, "feature_names_in_", None)
-        if hasattr(self, "n_features_in_"):
-            d = self.n_features_in_
-        else:
-            d = max(int(k) for k in x) + 1
+
+        def column(key):
+            if names is not None:
+                hits = np.flatnonzero(names == key)
+                if hits.size == 0:
+                    raise ValueError(f"unknown feature name {key!r}")
+                return int(hits[0])
+            if isinstance(key, bool) or not isinstance(key, int | np.integer) or key < 0:
+                raise ValueError("dict keys must be feature indices >= 0 (the model has no "
+                                 f"feature names), got {key!r}")
+            return int(key)
+
+        values = {column(k): v for k, v in x.items()}
+        d = getattr(self, "n_features_in_", max(values, default=-1) + 1)
+        if values and max(values) >= d:
+            raise ValueError(f"feature index {max(values)} is out of range for a stream of {d} "
+                             "feature(s), fixed by its first row; start it with full-width rows")
         row = np.zeros(d)
-        for k, v in x.items():
-            j = int(np.flatnonzero(names == k)[0]) if names is not None else int(k)
-            row[j] = v
+        row[list(values)] = list(values.values())
         return row
 
     # ---- prediction ----------------------------------------------------------------------
@@ -318,9 +374,16 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         from optrank.online import state_to_arrays
 
         check_is_fitted(self, "state_")
+        params = self.get_params()
+        seed = params["random_state"]
+        if isinstance(seed, np.integer):
+            params["random_state"] = int(seed)
+        elif not (seed is None or isinstance(seed, int) and not isinstance(seed, bool)):
+            raise ValueError("only a model with an integer or None random_state can be saved, "
+                             f"got {seed!r}")
         meta = {
             "estimator": type(self).__name__,
-            "params": self.get_params(),
+            "params": params,
             "n_features_in": int(self.n_features_in_),
             "classes": np.asarray(self.classes_).tolist(),
         }
