@@ -1,7 +1,7 @@
 """The ``optrank`` command: a thin layer over the Python API.
 
     optrank fit [--config FILE] [--dataset NAME] [--save MODEL.npz]
-    optrank evaluate --model MODEL.npz [--config FILE] [--dataset NAME]
+    optrank evaluate --model MODEL.npz [--config FILE] [--dataset NAME]  (the fit's split)
     optrank datasets [--data-dir DIR]
     optrank reproduce TABLE_ID|PROTOCOL|list [--all] [--quick] [--output DIR]
                       [--scheduler ADDRESS | --local | --sequential] [--workers N] [--no-cache]
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from optrank.config import MODEL_PRESET_DIR, Config, load_config
+from optrank.config import MODEL_PRESET_DIR, Config, DataConfig, config_from_dict, load_config
 
 DEFAULT_CONFIG = MODEL_PRESET_DIR / "ranksvm-l1.toml"
 
@@ -50,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--save", type=Path, help="write the fitted model to this .npz file")
     fit.set_defaults(func=cmd_fit)
 
-    ev = sub.add_parser("evaluate", help="score a saved model on the test part of a dataset")
+    ev = sub.add_parser("evaluate", help="score a saved model on the test part of a dataset "
+                        "(by default the split and scaling recorded at 'fit --save')")
     ev.add_argument("--model", type=Path, required=True, help="a model saved by 'fit --save'")
     _data_args(ev)
     ev.set_defaults(func=cmd_evaluate)
@@ -140,8 +141,11 @@ def cmd_fit(args) -> int:
     from optrank.metrics import accuracy_at_optroc, auc
 
     cfg = _config(args)
-    X_train, y_train, X_test, y_test = prepare_data(cfg)
     model = cfg.model.build(cfg.solver.spec())
+    if args.save and not _saveable(type(model)):
+        raise ValueError(f"{cfg.model.estimator} has no save method, so --save cannot write it; "
+                         f"estimators that save: {', '.join(_saveable_estimators())}")
+    X_train, y_train, X_test, y_test = prepare_data(cfg)
     print(f"dataset    {cfg.data.name}: {X_train.shape[0]} train / {X_test.shape[0]} test rows, "
           f"{X_train.shape[1]} features, {int((y_train == 1).sum())} train positives")
     print(f"model      {model!r}")
@@ -160,37 +164,100 @@ def cmd_fit(args) -> int:
         print(f"fit time   {fit_time:.3f} s")
     print(f"test AUC   {auc(y_test, scores):.4f}   accuracy at OPTROC "
           f"{accuracy_at_optroc(y_test, scores):.4f}")
-    if hasattr(model, "duals_") and hasattr(model, "pairs_"):
+    if all(hasattr(model, a) for a in ("duals_", "pairs_", "top_pairs")):
         _print_pairs(model, cfg.experiment.show_pairs)
     if args.save:
-        path = model.save(args.save)
+        path = _save_with_data(model, args.save, cfg.data)
         print(f"saved      {path}")
     return 0
 
 
 def _print_pairs(model, k: int) -> None:
+    """The k largest pair duals, with margin and slack where ``top_pairs`` gives a margin."""
     duals = model.duals_
     n_support = int(np.count_nonzero(duals > 1e-9))
     print(f"pairs      {duals.size} pair rows, {n_support} with a nonzero dual (support pairs)")
-    print("largest pair duals (train row of the positive, of the negative, dual, margin):")
-    for rank, (p, n, dual, margin) in enumerate(model.top_pairs(k), 1):
-        print(f"  {rank:2d}. (+{p:4d}, -{n:4d})  dual {dual:.6g}  margin {margin:+.4f}  "
-              f"slack {max(0.0, 1.0 - margin):.4f}")
+    top = model.top_pairs(k)
+    margins = bool(top) and len(top[0]) == 4
+    print("largest pair duals (train row of the positive, of the negative, dual"
+          f"{', margin' if margins else ''}):")
+    for rank, (p, n, dual, *margin) in enumerate(top, 1):
+        tail = (f"  margin {margin[0]:+.4f}  slack {max(0.0, 1.0 - margin[0]):.4f}"
+                if margin else "")
+        print(f"  {rank:2d}. (+{p:4d}, -{n:4d})  dual {dual:.6g}{tail}")
+
+
+def _save_with_data(model, path: Path, data: DataConfig) -> Path:
+    """``model.save(path)``, plus the [data] settings in the file's metadata for 'evaluate'."""
+    from optrank._persist import load_npz, save_npz
+
+    path = model.save(path)
+    arrays, meta = load_npz(path)
+    return save_npz(path, arrays, {**meta, "data": dataclasses.asdict(data)})
+
+
+def _saveable(cls) -> bool:
+    """An estimator 'fit --save' writes and 'evaluate' reads: ``save`` and ``load``."""
+    return hasattr(cls, "save") and hasattr(cls, "load")
+
+
+def _saveable_estimators() -> list[str]:
+    import optrank
+
+    names = [k for k, v in optrank._LAZY.items() if "estimators" in v]
+    return sorted(k for k in names if _saveable(getattr(optrank, k)))
 
 
 def cmd_evaluate(args) -> int:
-    from optrank.estimators import RankSVM
+    from optrank._persist import load_npz
     from optrank.metrics import accuracy_at_optroc, auc
 
-    cfg = _config(args)
-    _, _, X_test, y_test = prepare_data(cfg)
-    model = RankSVM.load(args.model)
+    _, meta = load_npz(args.model)
+    model = _load_model(args.model, meta)
+    data, where = _evaluation_data(args, meta.get("data"))
+    _, _, X_test, y_test = prepare_data(Config(data=data))
     scores = model.decision_function(X_test)
-    print(f"dataset    {cfg.data.name}: {X_test.shape[0]} test rows "
-          "(same split and scaling as fit)")
+    print(f"dataset    {data.name}: {X_test.shape[0]} test rows ({where})")
     print(f"test AUC   {auc(y_test, scores):.4f}   accuracy at OPTROC "
           f"{accuracy_at_optroc(y_test, scores):.4f}")
     return 0
+
+
+def _load_model(path: Path, meta: dict):
+    """The estimator the file names (``"estimator"``; ``"class"`` in older PRSVM+ files)."""
+    import optrank
+
+    name = meta.get("estimator", meta.get("class"))
+    cls = getattr(optrank, name) if "estimators" in optrank._LAZY.get(name, "") else None
+    if not _saveable(cls):
+        raise ValueError(f"{path} does not hold a model saved by 'fit --save' (found estimator "
+                         f"{name!r}); 'evaluate' loads: {', '.join(_saveable_estimators())}")
+    return cls.load(path)
+
+
+def _evaluation_data(args, recorded: dict | None) -> tuple[DataConfig, str]:
+    """The [data] settings to evaluate on, and the words saying where they come from.
+
+    A model saved with its [data] settings is scored on that split; a --config or
+    --dataset that asks for another split is an error. An older model (no settings
+    recorded) is scored on the split of --config (or the default preset).
+    """
+    if recorded is None:
+        source = args.config or DEFAULT_CONFIG.name
+        return _config(args).data, (f"split and scaling of {source}: the model does not record "
+                                    "the split it was fit on")
+    fit_data = config_from_dict({"data": {k: v for k, v in recorded.items() if v is not None}},
+                                source=f"{args.model} metadata").data
+    asked = load_config(args.config).data if args.config else fit_data
+    asked = dataclasses.replace(asked, **({"name": args.dataset} if args.dataset else {}))
+    keys = [f.name for f in dataclasses.fields(DataConfig) if f.name != "data_dir"]
+    differ = [f"{k}={getattr(asked, k)!r} (fit: {getattr(fit_data, k)!r})"
+              for k in keys if getattr(asked, k) != getattr(fit_data, k)]
+    if differ:
+        raise ValueError(f"{args.model} was fit on another split than the one asked for: "
+                         f"{', '.join(differ)}; leave out --config/--dataset to use the fit's")
+    data_dir = args.data_dir or asked.data_dir or fit_data.data_dir
+    return dataclasses.replace(fit_data, data_dir=data_dir), "same split and scaling as fit"
 
 
 def cmd_datasets(args) -> int:

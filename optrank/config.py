@@ -1,7 +1,9 @@
 """TOML configuration -> frozen dataclasses mirroring the Python API.
 
-A config file has up to four sections; every key is checked, and an unknown
-section or key is an error naming it and the valid ones::
+A config file has up to five sections; every key is checked, and an unknown
+section or key, or a value of the wrong type, is an error naming it (and the valid
+ones). ``[model] estimator`` must be a ranking estimator, and a ``[solver]`` section
+is refused for an estimator that takes no solver::
 
     [data]
     name = "heart"            # any name of optrank.data.list_datasets()
@@ -37,6 +39,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import tomllib
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -154,7 +158,25 @@ def config_from_dict(data: dict, source: str = "config") -> Config:
             f"{source}: unknown section(s) {sorted(unknown)}; valid sections: {sorted(_SECTIONS)}"
         )
     parts = {name: _section(name, dict(data.get(name, {})), source) for name in _SECTIONS}
+    if "solver" in data:
+        _check_solver_section(parts["model"], source)
     return Config(**parts)
+
+
+def _check_solver_section(model: ModelConfig, source: str) -> None:
+    """A [solver] section must reach the estimator: refuse it where it would be ignored."""
+    if not _takes_solver(model.estimator):
+        raise ValueError(f"{source} [solver]: estimator {model.estimator!r} takes no solver; "
+                         "remove the [solver] section")
+    if "solver" in model.params:
+        raise ValueError(f"{source}: both [model] solver and a [solver] section choose the "
+                         "solver; keep one")
+
+
+def _takes_solver(estimator: str) -> bool:
+    import optrank
+
+    return "solver" in inspect.signature(getattr(optrank, estimator)).parameters
 
 
 def _section(name: str, values: dict, source: str):
@@ -163,6 +185,9 @@ def _section(name: str, values: dict, source: str):
     cls = _SECTIONS[name]
     fields = {f.name for f in dataclasses.fields(cls)}
     _reject_unknown(values, fields, f"{source} [{name}]")
+    _check_types(cls, values, f"{source} [{name}]")
+    if values.get("show_pairs", 0) < 0:
+        raise ValueError(f"{source} [{name}]: show_pairs must be >= 0, got {values['show_pairs']}")
     if "options" in values:
         values["options"] = MappingProxyType(dict(values["options"]))
     return cls(**values)
@@ -172,13 +197,34 @@ def _model_section(values: dict, source: str) -> ModelConfig:
     import optrank
 
     name = values.pop("estimator", "RankSVM")
-    cls = getattr(optrank, name, None)
-    if cls is None or not isinstance(cls, type):
+    cls = getattr(optrank, name, None) if isinstance(name, str) else None
+    if not _is_ranker(cls):
         estimators = sorted(k for k, v in optrank._LAZY.items() if "estimators" in v)
         raise ValueError(f"{source} [model]: unknown estimator {name!r}; known: {estimators}")
     valid = set(cls().get_params())
     _reject_unknown(values, valid, f"{source} [model] ({name})")
     return ModelConfig(name, MappingProxyType(values))
+
+
+def _is_ranker(cls) -> bool:
+    """A ranking estimator: a class with ``fit`` and ``decision_function``."""
+    return isinstance(cls, type) and hasattr(cls, "fit") and hasattr(cls, "decision_function")
+
+
+def _check_types(cls, values: dict, where: str) -> None:
+    """Each value has its field's type (an int is a float; a bool is not an int)."""
+    hints = typing.get_type_hints(cls)
+    for key, value in values.items():
+        expected = _accepted(hints[key])
+        if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+            names = " or ".join(t.__name__ for t in expected)
+            raise ValueError(f"{where}: {key} must be {names}, got {value!r}")
+
+
+def _accepted(hint) -> tuple[type, ...]:
+    kinds = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    kinds = tuple(dict if k is MappingProxyType else k for k in kinds if k is not type(None))
+    return (*kinds, int) if float in kinds else kinds
 
 
 def _reject_unknown(values: dict, valid: set[str], where: str) -> None:

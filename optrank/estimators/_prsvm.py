@@ -232,7 +232,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
     def save(self, path):
         """Save parameters and fitted state to ``path`` (``.npz`` + JSON metadata, no pickle)."""
         meta = {
-            "class": type(self).__name__,
+            "estimator": type(self).__name__,
             "params": self.get_params(),
             "n_features_in_": int(self.n_features_in_),
             "n_iter_": int(self.n_iter_),
@@ -245,8 +245,9 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
     def load(cls, path):
         """Load an estimator written by :meth:`save`."""
         arrays, meta = load_npz(path)
-        if meta.get("class") != cls.__name__:
-            raise ValueError(f"{path} holds a {meta.get('class')!r}, not a {cls.__name__!r}")
+        found = meta.get("estimator", meta.get("class"))  # "class": files of earlier versions
+        if found != cls.__name__:
+            raise ValueError(f"{path} holds a {found!r}, not a {cls.__name__!r}")
         est = cls(**meta["params"])
         est.coef_, est.classes_ = arrays["coef_"], arrays["classes_"]
         est.history_ = {k[9:]: v for k, v in arrays.items() if k.startswith("history__")}

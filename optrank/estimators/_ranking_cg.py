@@ -262,7 +262,8 @@ class SmoothRankingCG(_RankingCGBase):
     max_prototypes : int
         Cap on the number of prototypes (column-generation iterations).
     solver : str, dict, path or list
-        ``"highs"``: one persistent HiGHS model re-solved warm; any other solver
+        ``"highs"`` (or ``"auto"``, HiGHS for this LP): one persistent HiGHS model
+        re-solved warm; any other solver
         (``"cvxpy:CLARABEL"``, a profile, ...) rebuilds the master each iteration.
     form : {"dual", "primal"}
         Which form the persistent model holds (dual: measured faster).

@@ -86,8 +86,10 @@ def _read_scores(path: Path) -> dict | None:
 def read_results(results_dir: str | Path) -> Results:
     """Every ``*.csv``, ``*.md`` and ``scores/<protocol>/<dataset>.npz`` of a directory."""
     root = Path(results_dir)
-    if not root.is_dir():
+    if not root.exists():
         raise FileNotFoundError(f"results directory {root} does not exist")
+    if not root.is_dir():
+        raise ValueError(f"{root} is not a directory; give the results directory of 'reproduce'")
     res = Results()
     for path in sorted(root.glob("*.csv")):
         res.rows += read_rows(path)
@@ -97,6 +99,8 @@ def read_results(results_dir: str | Path) -> Results:
         arrays = _read_scores(path)
         if arrays is not None:
             res.scores[(path.parent.name, _dataset_of(res.rows, path))] = arrays
+    if not (res.rows or res.markdown or res.scores):
+        raise ValueError(f"no results found in {root} (no *.csv, *.md or scores/*/*.npz)")
     return res
 
 

@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from optrank.solvers._persistent import PersistentHighs
 from optrank.solvers._program import Program
-from optrank.solvers._registry import resolve_solver, solve
+from optrank.solvers._registry import AUTO_LP, resolve_solver, solve
 from optrank.solvers._solution import Solution, SolverError
 
 FORMS = ("dual", "primal")
@@ -261,7 +261,8 @@ def _persistent_options(options) -> dict:
 def make_master(n_pairs: int, C: float = 0.0, box: float = np.inf, solver="highs",
                 form: str = "dual", options=None, warm_start: bool = True,
                 pair_cost: float = 1.0) -> _Master:
-    """The persistent HiGHS master for ``solver="highs"``, a rebuilding one otherwise.
+    """The persistent HiGHS master for ``solver="highs"`` (or ``"auto"``: HiGHS for an LP),
+    a rebuilding one otherwise.
 
     ``form`` is ``"dual"`` (default: measured faster, see docs/ranking_cg.md) or
     ``"primal"`` for the persistent model, or any form of :func:`optrank.solvers.solve`
@@ -276,6 +277,8 @@ def make_master(n_pairs: int, C: float = 0.0, box: float = np.inf, solver="highs
     >>> round(res.objective, 6), res.weights.round(6).tolist()
     (1.5, [1.0])
     """
+    if isinstance(solver, str) and solver.lower() == "auto":
+        solver = AUTO_LP  # the master is an LP: what solve(program, "auto") picks for it
     specs = resolve_solver(solver)
     spec = specs[0]
     options = {**spec.options, **(options or {})}
