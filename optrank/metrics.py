@@ -1,7 +1,8 @@
 """Ranking metrics: AUC by ranks, the ROC curve, and accuracy at the optimal ROC point.
 
 All functions take labels in any form accepted by :func:`optrank._validation.binary_labels`
-and real-valued scores (higher = more positive).
+and real-valued scores (higher = more positive): a one-dimensional array, or a single
+column ``(n, 1)``.
 """
 
 from __future__ import annotations
@@ -12,9 +13,21 @@ from scipy.stats import rankdata
 from optrank._validation import binary_labels, require_two_classes
 
 
+def _scores(scores) -> np.ndarray:
+    """``scores`` as a flat float64 vector: one-dimensional, or a single column
+    ``(n, 1)``, raveled; anything else is refused rather than flattened."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim == 2 and s.shape[1] == 1:
+        return s.ravel()
+    if s.ndim != 1:
+        raise ValueError(
+            f"scores must be one-dimensional (or a single column), got shape {s.shape}")
+    return s
+
+
 def _prepare(y_true, scores, pos_label=None):
     y = binary_labels(y_true, pos_label)
-    s = np.asarray(scores, dtype=np.float64).ravel()
+    s = _scores(scores)
     if s.shape != y.shape:
         raise ValueError(f"y_true has {y.size} entries but scores has {s.size}")
     if not np.all(np.isfinite(s)):

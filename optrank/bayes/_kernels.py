@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from optrank._validation import is_count, is_positive
+
 DEFAULT_WIDTHS = tuple(2.0**k for k in range(-6, 7))
 DEFAULT_DEGREES = (1, 2, 3, 4, 5)
 
@@ -31,6 +33,16 @@ class KernelPool:
 
     gaussian_widths: tuple[float, ...] = DEFAULT_WIDTHS
     poly_degrees: tuple[int, ...] = DEFAULT_DEGREES
+
+    def __post_init__(self):
+        widths = _settings("gaussian_widths", self.gaussian_widths, is_positive,
+                           "finite numbers > 0")
+        degrees = _settings("poly_degrees", self.poly_degrees, is_count, "integers >= 1")
+        if not widths and not degrees:
+            raise ValueError("the kernel pool is empty: gaussian_widths and poly_degrees "
+                             "are both empty; give at least one width or degree")
+        object.__setattr__(self, "gaussian_widths", widths)
+        object.__setattr__(self, "poly_degrees", degrees)
 
     def __len__(self) -> int:
         return len(self.gaussian_widths) + len(self.poly_degrees)
@@ -63,6 +75,18 @@ class KernelPool:
         for m, degree in enumerate(self.poly_degrees):
             np.power(cos, degree, out=out[offset + m])
         return out
+
+
+def _settings(name: str, values, ok, what: str) -> tuple:
+    """``values`` as a tuple; ``ValueError`` naming ``name`` unless it is a sequence
+    whose every entry passes ``ok``."""
+    if isinstance(values, str | bytes) or np.ndim(values) != 1:
+        raise ValueError(f"{name} must be a sequence of {what}, got {values!r}")
+    values = tuple(values)
+    bad = [v for v in values if not ok(v)]
+    if bad:
+        raise ValueError(f"{name} must be a sequence of {what}, got {bad[0]!r} in {values!r}")
+    return values
 
 
 def combine(kernels: np.ndarray, weights: np.ndarray) -> np.ndarray:

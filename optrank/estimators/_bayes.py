@@ -76,7 +76,10 @@ class _WeightsPlotMixin:
                             title)
 
     def _pool(self) -> KernelPool:
-        return KernelPool(tuple(self.gaussian_widths), tuple(self.poly_degrees))
+        """The kernel pool; ``ValueError`` naming ``gaussian_widths`` or ``poly_degrees``
+        when a width is not a finite number > 0, a degree not an integer >= 1, or the pool
+        is empty."""
+        return KernelPool(self.gaussian_widths, self.poly_degrees)
 
 
 class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
@@ -167,9 +170,9 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
             raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}")
         if not isinstance(self.accelerate, (bool, np.bool_)):
             raise ValueError(f"accelerate must be True or False, got {self.accelerate!r}")
+        pool = self._pool()  # checks the widths and degrees
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
-        pool = self._pool()
         prob = Problem(pool.matrices(X), np.flatnonzero(y > 0), np.flatnonzero(y < 0))
         rng = np.random.default_rng(self.random_state)
         with _progress(self.verbose, self.max_iter, "B2RMK", "sweep") as bar:
@@ -292,6 +295,7 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         _check_count(self, "init_max_iter")
         _check_fraction(self, "init_fraction", closed_right=False)
         _check_grid(self, "C_grid")
+        self._pool()  # checks the widths and degrees
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         if self.shuffle:

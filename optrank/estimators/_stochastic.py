@@ -18,6 +18,12 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.multiclass import type_of_target
 
+from optrank._validation import (
+    binary_labels,
+    check_count_fields,
+    check_matrix,
+    check_positive_fields,
+)
 from optrank.estimators._base import (
     RankerMixin,
     linear_scores,
@@ -105,19 +111,50 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         return tags
 
     # -- parameter checks ---------------------------------------------------------------
+    _stream_fixed = ("dtype",)
+    """Parameters a ``partial_fit`` stream cannot change (the state was built with them)."""
+
     def _check_params(self):
-        if not (np.isscalar(self.lam) and float(self.lam) > 0):
-            raise ValueError(f"lam must be a positive number, got {self.lam!r}")
-        if not (isinstance(self.epochs, int | np.integer) and self.epochs >= 1):
-            raise ValueError(f"epochs must be a positive integer, got {self.epochs!r}")
-        if not (np.isscalar(self.t0) and float(self.t0) > 0):
-            raise ValueError(f"t0 must be a positive number, got {self.t0!r}")
-        for name in ("r_skip", "a_skip"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | np.integer) and value >= 1):
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.dtype not in _DTYPES:
+        check_positive_fields(self, ("lam", "t0"))
+        check_count_fields(self, ("epochs", "r_skip", "a_skip"))
+        if not (isinstance(self.dtype, str) and self.dtype in _DTYPES):
             raise ValueError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+
+    def _check_stream(self):
+        """Refuse a later ``partial_fit`` whose fixed parameters changed since the stream
+        began (``lam``, ``t0``, ``r_skip`` and ``a_skip`` may change: the learner is rebuilt
+        from them on every call)."""
+        started = getattr(self, "_stream_params", {})
+        for name, value in started.items():
+            now = getattr(self, name)
+            if now is not value and now != value:
+                raise ValueError(
+                    f"{name} changed from {value!r} to {now!r} since the stream began; it "
+                    "cannot change mid-stream: call fit to start a new stream"
+                )
+
+    def _check_validation(self, X_val, y_val, n_features):
+        """Validate the optional validation set before any training."""
+        if X_val is None and y_val is None:
+            return
+        if X_val is None or y_val is None:
+            given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
+            raise ValueError(f"{given} was given without {missing}: pass both or neither")
+        X_val = check_matrix(X_val, "X_val")
+        if np.ndim(y_val) != 1:
+            raise ValueError(f"y_val must be one-dimensional, got shape {np.shape(y_val)}")
+        try:
+            y_pm = binary_labels(y_val, self.pos_label)
+        except ValueError as exc:
+            raise ValueError(f"y_val: {exc}") from None
+        if X_val.shape[0] != y_pm.shape[0]:
+            raise ValueError(f"X_val and y_val have inconsistent lengths: X_val has "
+                             f"{X_val.shape[0]} rows, y_val has {y_pm.shape[0]}")
+        if X_val.shape[1] != n_features:
+            raise ValueError(f"X_val has {X_val.shape[1]} features, but X has {n_features}")
+        if np.unique(y_pm).size < 2:
+            raise ValueError("y_val holds a single class: the validation AUC needs at least "
+                             "one positive and one negative sample")
 
     def _get_learner(self):
         return _learner(self._kind, float(self.lam), float(self.t0), int(self.r_skip),
@@ -149,7 +186,8 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         self._check_params()
         _check_binary(y)
         X, y = validate_ranking_data(self, X, y)
-        for attr in ("state_", "history_", "n_iter_"):
+        self._check_validation(X_val, y_val, X.shape[1])
+        for attr in ("state_", "history_", "n_iter_", "_stream_params"):
             self.__dict__.pop(attr, None)
         Z = self._fit_features(X)
         self._train(Z, y, self.epochs, X_val, y_val)
@@ -162,12 +200,20 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         the step counter, the average and the random key, so ``k`` calls on the same
         data equal ``fit`` with ``epochs=k``. ``classes`` is accepted for scikit-learn
         compatibility and ignored (labels are binary).
+
+        The parameters are checked on every call. ``lam``, ``t0``, ``r_skip`` and
+        ``a_skip`` may change between calls (the new values drive the steps from this call
+        on); ``dtype`` and, for the kernel variants, ``features`` and ``n_components`` fix
+        the state and the feature map, so changing them mid-stream is refused (call
+        ``fit``). A validation set is checked before the epoch runs.
         """
         first = not hasattr(self, "state_")
-        if first:
-            self._check_params()
+        self._check_params()
+        if not first:
+            self._check_stream()
         _check_binary(y)
         X, y = validate_ranking_data(self, X, y, reset=first)
+        self._check_validation(X_val, y_val, X.shape[1])
         Z = self._fit_features(X) if first else self._features(X)
         self._train(Z, y, 1, X_val, y_val)
         return self
@@ -185,6 +231,7 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
                 seed = np.random.default_rng(self.random_state).integers(2**31 - 1)
                 state = learner.init(jax.random.key(int(seed)), Z.shape[1], self.dtype)
                 self.history_ = []
+                self._stream_params = {name: getattr(self, name) for name in self._stream_fixed}
             for _ in range(epochs):
                 state, _info = run(learner, state, Xp, Xn, Z.shape[0])
                 self.state_ = state
@@ -301,6 +348,12 @@ class _KernelStochasticAUC(_StochasticAUC):
         self.features = features
         self.n_components = n_components
         self.cache_embeddings = cache_embeddings
+
+    _stream_fixed = ("dtype", "features", "n_components")
+
+    def _check_params(self):
+        super()._check_params()
+        check_count_fields(self, ("n_components",))
 
     def _default_features(self):
         raise NotImplementedError
