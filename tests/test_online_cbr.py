@@ -94,8 +94,9 @@ def toy(n=200, d=4, seed=0):
 
 @pytest.mark.parametrize("policy", ["fifo", "reservoir"])
 @pytest.mark.parametrize("diagonal", [False, True])
-def test_cbr_matches_numpy_loop(policy, diagonal):
-    X, Y = toy()
+@pytest.mark.parametrize("d", [4, 30])  # 30: the full loop runs padded to 32 features
+def test_cbr_matches_numpy_loop(policy, diagonal, d):
+    X, Y = toy(d=d)
     lrn = cbr(C=0.5, eta=0.7, buffer_size=8, policy=policy, diagonal=diagonal,
               dtype=jnp.float64)
     state, info = run(lrn, lrn.init(KEY, X.shape[1]), X, Y)
@@ -106,13 +107,14 @@ def test_cbr_matches_numpy_loop(policy, diagonal):
     assert int(info.n_pairs.sum()) > 0
 
 
-def test_fourier_cbr_matches_numpy_loop():
+@pytest.mark.parametrize("m", [6, 20])  # 2 m = 40 features: the loop runs padded to 48
+def test_fourier_cbr_matches_numpy_loop(m):
     X, Y = toy(n=200, d=3, seed=1)
-    lrn = fourier_cbr(C=1.0, gamma=0.3, n_components=6, buffer_size=8, dtype=jnp.float64)
+    lrn = fourier_cbr(C=1.0, gamma=0.3, n_components=m, buffer_size=8, dtype=jnp.float64)
     state0 = lrn.init(KEY, 3)
     state, _ = run(lrn, state0, X, Y)
     theta = np.asarray(state0.theta)
-    Z = np.hstack([np.sin(X @ theta), np.cos(X @ theta)]) / np.sqrt(6)
+    Z = np.hstack([np.sin(X @ theta), np.cos(X @ theta)]) / np.sqrt(m)
     mu, cov = np_cbr(Z, Y, 1.0, 0.7, 8, "fifo", False, state0.key, class_weighted=False)
     np.testing.assert_allclose(state.mu, mu, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(covariance(state), cov, rtol=1e-6, atol=1e-6)
@@ -371,5 +373,14 @@ def test_blocked_default_follows_features_and_buffer():
 
     assert use_blocked(None, 300, 50)  # FCBR, 150 components
     assert not use_blocked(None, 54, 50) and not use_blocked(None, 123, 50)  # covtype, a9a
-    assert not use_blocked(None, 200, 100) and use_blocked(None, 300, 100)
+    assert not use_blocked(None, 200, 50) and use_blocked(None, 250, 50)
+    assert not use_blocked(None, 300, 100) and use_blocked(None, 500, 100)
     assert use_blocked(True, 4, 8) and not use_blocked(False, 300, 50)
+
+
+def test_padded_width_rounds_full_covariance_loops_to_whole_registers():
+    from optrank.online._cbr import padded_width
+
+    assert [padded_width(p, False) for p in (4, 24, 25, 54, 64, 123, 300)] == [
+        4, 24, 32, 64, 64, 128, 304]
+    assert padded_width(54, True) == 54  # the diagonal loop is not padded
