@@ -148,7 +148,7 @@ def _pair_diag(mu, cov, z, y, C, phi, ok):
 
 
 def padded_width(p: int, diagonal: bool) -> int:
-    """The width the per-pair loop of the full-covariance update runs at: ``p`` rounded
+    """The width the full-covariance per-pair loop runs at (:func:`run_padded`): ``p`` rounded
     up to a multiple of :data:`PAD_LANES` when ``p > PAD_MIN_FEATURES``, else ``p``.
 
     XLA CPU's matrix-vector products and rank-one updates run markedly faster on rows
@@ -167,25 +167,34 @@ def padded_width(p: int, diagonal: bool) -> int:
     return -(-p // PAD_LANES) * PAD_LANES
 
 
+def run_padded(step, mu, cov, x, y, data, mask, C, phi):
+    """``step(mu, cov, x, y, data, mask, C, phi)`` run at :func:`padded_width`.
+
+    ``mu``, ``x``, the buffered rows and the factor ``L`` get zero columns (and rows),
+    which stay zero through every pair step (``u = z L`` and ``L u`` vanish there), so
+    the leading block is the same update; it is cut back afterwards. Used for the
+    per-pair loop only: the blocked form at p = 300 ran no faster padded to 304 (the
+    copies of ``L`` cost what the aligned GEMMs gain).
+    """
+    p = mu.shape[0]
+    q = padded_width(p, cov.ndim == 1)
+    if q == p:
+        return step(mu, cov, x, y, data, mask, C, phi)
+    e = q - p
+    mu, cov, loss = step(
+        jnp.pad(mu, (0, e)), jnp.pad(cov, ((0, e), (0, e))), jnp.pad(x, (0, e)), y,
+        jnp.pad(data, ((0, 0), (0, e))), mask, C, phi,
+    )
+    return mu[:p], cov[:p, :p], loss
+
+
 def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
     """Algorithm 2: one pair step per occupied slot of ``data``.
 
     A masked slot gets ``alpha = beta = 0``, which leaves ``mu`` and ``cov`` exactly
     unchanged, so no select over the state is needed. The differences ``z`` of all slots
-    are formed in one vectorised pass before the sequential loop. The full-covariance
-    loop runs at :func:`padded_width`: ``mu``, ``z`` and the factor ``L`` get zero
-    columns (and rows), which stay zero through every step (``u = z L`` and ``L u`` vanish
-    there), so the leading block is the same update; it is cut back afterwards.
+    are formed in one vectorised pass before the sequential loop.
     """
-    p = mu.shape[0]
-    q = padded_width(p, cov.ndim == 1)
-    if q != p:
-        e = q - p
-        mu, cov, loss = rank_against_buffer(
-            pair, jnp.pad(mu, (0, e)), jnp.pad(cov, ((0, e), (0, e))), jnp.pad(x, (0, e)),
-            y, jnp.pad(data, ((0, 0), (0, e))), mask, C, phi,
-        )
-        return mu[:p], cov[:p, :p], loss
 
     def body(carry, slot):
         mu, cov = carry
@@ -234,9 +243,9 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
         buffers = buffers_push(state.buffers, own, x, sub, policy)
         args = (state.mu, state.cov, x, y, buffers.data[opp], buffers.mask[opp], C_t, state.phi)
         if not diagonal and use_blocked(blocked, state.mu.shape[0], size):
-            mu, cov, loss = _block_full(*args)
+            mu, cov, loss = _block_full(*args)  # padding measured no faster here
         else:
-            mu, cov, loss = rank_against_buffer(pair, *args)
+            mu, cov, loss = run_padded(partial(rank_against_buffer, pair), *args)
         new = state._replace(mu=mu, cov=cov, buffers=buffers, step=state.step + 1, key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 
