@@ -159,8 +159,8 @@ def padded_width(p: int, diagonal: bool) -> int:
 
     Examples
     --------
-    >>> padded_width(54, False), padded_width(64, False), padded_width(22, False), padded_width(54, True)
-    (64, 64, 22, 54)
+    >>> [padded_width(p, False) for p in (54, 64, 22)], padded_width(54, True)
+    ([64, 64, 22], 54)
     """
     if diagonal or p <= PAD_MIN_FEATURES:
         return p
