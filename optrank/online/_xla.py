@@ -121,7 +121,6 @@ def margin_dot(rows, z):
     return lane_dot(rows, z[None, :] if z.ndim == 1 else z)
 
 
-
 def transposed_matvec(L, z):
     """``L^T z`` for a square factor ``L``, written the way XLA CPU runs fastest.
 
