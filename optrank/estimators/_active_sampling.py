@@ -75,7 +75,8 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         (pseudo-pairs), ``weight`` = solver cost ``Gamma C_crc`` of each element.
     pair_weights_, acceptance_probabilities_, dual_coef_ : arrays aligned with ``pairs_``.
     history_ : dict of arrays per round: ``n_pairs``, ``auc``, ``n_rejected``,
-        ``n_candidates``, ``dcd_epochs``, ``time`` (seconds since the start of fit).
+        ``n_candidates``, ``dcd_epochs``, ``time`` (CPU seconds of the process,
+        ``time.process_time``, since the start of fit).
     rejections_per_accept_ : float, rejected candidates per accepted element (Fig. 5).
     stopped_early_ : bool, True when a round could not find ``step`` acceptable
         elements within ``max(200000, 2000 step)`` candidates (e.g. soft-correct once

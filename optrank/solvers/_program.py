@@ -32,7 +32,10 @@ class Program:
     Q : (n, n) symmetric PSD sparse matrix or None (an LP).
     col_blocks, row_blocks : ordered name -> slice of columns / rows.
     offset : constant added to the objective.
-    sense : "min" (the only sense stored; maximisation is expressed by negating c).
+    meta : free-form facts about the program that backends may read, e.g.
+        ``{"form": "dual"}`` (picks the simplex method) or the model that built it.
+
+    The objective is always minimised; maximisation is expressed by negating ``c``.
 
     Examples
     --------
