@@ -105,6 +105,39 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
     sweeps take minutes at n = 1000 and hours beyond n = 3000; lower ``max_iter`` there
     if need be (``verbose=True`` shows the ELBO as it climbs).
 
+    Parameters
+    ----------
+    gaussian_widths : sequence of float, default 2^-6 .. 2^6
+        Widths ``s`` of the Gaussian kernels ``exp(-||x - z||^2 / (2 s^2))`` of the pool.
+    poly_degrees : sequence of int, default 1 .. 5
+        Degrees of the polynomial kernels ``(x.z + 1)^deg``; every kernel of the pool is
+        normalised to unit diagonal.
+    alpha_a, beta_a : float, default 0.5, 0.5
+        TPBN prior of the sample weights ``a`` (0.5 / 0.5 is the horseshoe).
+    alpha_e, beta_e : float, default 0.5, 0.5
+        TPBN prior of the kernel weights ``e``.
+    alpha_upsilon, beta_upsilon : float, default 1e2, 1e-2
+        Gamma prior (shape, rate) of the precision ``upsilon`` of the per-kernel scores
+        ``g_m`` around ``a^T k_m``.
+    alpha_c, beta_c : float, default 1e2, 1e-2
+        Gamma prior (shape, rate) of the precision ``c`` of the scores ``f`` around
+        ``e^T g + b``.
+    alpha_gamma, beta_gamma : float, default 1e-2, 1e-2
+        Gamma prior (shape, rate) of the precision of the bias ``b``.
+    max_iter : int, default 1000
+        Most sweeps of the factor updates.
+    tol : float, default 1e-5
+        Stop when the relative ELBO change of a sweep is below ``tol`` (0: run all
+        ``max_iter`` sweeps).
+    accelerate : bool, default True
+        Follow each sweep by the two parameter-expansion moves (above).
+    pos_label : label or None
+        The positive label when the labels are not {-1, +1}, {0, 1} or booleans.
+    random_state : int or None
+        Seeds the small random perturbation of the initial scores.
+    verbose : bool, default False
+        Progress bar over the sweeps on stderr.
+
     Attributes
     ----------
     kernel_weights_ : ndarray (P,)   posterior mean of the kernel weights ``e``
@@ -226,6 +259,38 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
 
     ``verbose=True`` shows a progress bar over the streamed instances on stderr (the
     initial B2RMK fit is not shown; each step costs ~10-40 ms at budgets 50-400).
+
+    Parameters
+    ----------
+    budget : int or None, default 100
+        Slots of each class buffer (support vectors per class); None: unbounded.
+    k : int, default 3
+        An arriving instance's loss runs against its ``k`` nearest opposite-class
+        support vectors (Euclidean distance in input space).
+    C : float, default 1.0
+        Loss factor of the pseudo-likelihood ``exp(-2 C max(0, 1 - f_i + f_j))``.
+    n_iter : int, default 30
+        Variational sweeps per arriving instance.
+    init_fraction : float in (0, 1), default 0.125
+        Share of the stream ``fit`` learns by B2RMK before streaming the rest.
+    C_grid : sequence of float or None
+        Values of ``C`` to choose from on the initial batch (above); None keeps ``C``.
+    gaussian_widths, poly_degrees : the kernel pool, as :class:`B2RMK`.
+    alpha_star, beta_star : float, default 1.0, 1.0
+        TPBN prior of the weight of each arriving instance.
+    alpha_upsilon, beta_upsilon, alpha_c, beta_c : float, default 1.0
+        Gamma priors (shape, rate) of the precisions ``upsilon`` and ``c`` during the
+        stream (the paper's ``(1, 1)``), as in :class:`B2RMK`.
+    init_max_iter : int, default 100
+        Sweeps of the initial B2RMK fit (plain sweeps, no acceleration).
+    shuffle : bool, default True
+        Stream ``fit``'s rows in a random class-stratified order (above).
+    pos_label : label or None
+        The positive label when the labels are not {-1, +1}, {0, 1} or booleans.
+    random_state : int or None
+        Seeds the stream order and the initial fit.
+    verbose : bool, default False
+        Progress bar over the streamed instances on stderr.
 
     Attributes
     ----------
@@ -431,6 +496,30 @@ class KOIL(RankerMixin, BaseEstimator):
     stream alone (half of one of four training folds, section 6.2.2 of the B2RMK
     paper), by 3-fold stratified CV there; ties go to the point nearest ``(C, width)``
     in log scale. The whole stream is then learned with the chosen ``C_``, ``width_``.
+
+    Parameters
+    ----------
+    budget : int, default 100
+        Slots of each class buffer.
+    k : int, default 3
+        Number of nearest opposite-class support vectors (kernel distance) an arriving
+        instance's pair hinge losses run against.
+    C : float, default 1.0
+        Loss factor of ``||f||^2 / 2 + C loss``.
+    eta : float, default 0.01
+        Step size of the stochastic gradient step.
+    width : float, default 1.0
+        Width ``s`` of the kernel ``exp(-||x - z||^2 / (2 s^2))``.
+    policy : {"rs++", "fifo++"}
+    C_grid, width_grid : sequence of float or None
+        Values to choose ``C`` and ``width`` from on the first ``tune_fraction`` of the
+        stream (above); None keeps the given value.
+    tune_fraction : float in (0, 1), default 0.125
+    shuffle : bool, default True
+    pos_label : label or None
+        The positive label when the labels are not {-1, +1}, {0, 1} or booleans.
+    random_state : int or None
+        Seeds the stream order and reservoir sampling.
 
     Examples
     --------

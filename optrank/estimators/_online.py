@@ -471,7 +471,19 @@ class FourierCBR(_OnlineRanker):
     """CBR on random Fourier features of the Gaussian kernel ``exp(-gamma ||x - x'||^2)`` (FCBR).
 
     ``C_t = C`` (dissertation Algorithm 8). A kernel width ``sigma`` is
-    ``gamma = 1 / (2 sigma^2)``. Other parameters as :class:`CBR`.
+    ``gamma = 1 / (2 sigma^2)``.
+
+    Parameters
+    ----------
+    C, eta, buffer_size, policy, diagonal, dtype, pos_label : as :class:`CBR` (``C``
+        is not scaled by the buffer's count here).
+    gamma : float
+        Gaussian-kernel parameter of ``exp(-gamma ||x - x'||^2)``.
+    n_components : int
+        Number of random frequencies ``m``; the ranker works on the ``2 m`` features
+        ``[sin(x theta), cos(x theta)] / sqrt(m)``.
+    random_state : int or None
+        Seeds the frequencies and the reservoir-sampling key.
 
     Examples
     --------
@@ -570,6 +582,25 @@ class OAM(_OnlineRanker):
 class OPAUC(_OnlineRanker):
     """One-pass AUC optimisation (Gao et al. 2013); OPAUCr when ``rank`` is set.
 
+    Each instance takes one gradient step on the pairwise square loss averaged over every
+    opposite-class instance seen so far, which needs only that class's running count,
+    mean and covariance (docs/online.md).
+
+    Parameters
+    ----------
+    learning_rate : float
+        Step size ``lr`` of ``w <- w - lr g``.
+    lam : float
+        L2 regularisation ``lam / 2 ||w||^2`` (the papers' ``1e-4`` by default).
+    rank : int or None
+        OPAUCr: keep each class's second moment as a rank-``rank`` random sketch
+        (Gao et al.'s ``tau``, 50 in their experiments), ``O(d rank)`` memory and time
+        per step instead of ``O(d^2)``. None (default): plain OPAUC, exact moments. A
+        rank of at least the number of features also gives plain OPAUC.
+    random_state : int or None
+        Seeds the sketches of OPAUCr (plain OPAUC draws nothing).
+    dtype, pos_label : as :class:`CBR`.
+
     Examples
     --------
     >>> import numpy as np
@@ -603,6 +634,21 @@ class OPAUC(_OnlineRanker):
 class AdaOAM(_OnlineRanker):
     """Adaptive-gradient online AUC maximisation (Ding et al. 2015).
 
+    OPAUC's gradient ``g`` with AdaGrad's diagonal step sizes:
+    ``h <- h + g^2``, ``w <- w - learning_rate g / (delta + sqrt(h))``.
+
+    Parameters
+    ----------
+    learning_rate : float
+        Base step size.
+    lam : float
+        L2 regularisation ``lam / 2 ||w||^2``.
+    delta : float
+        Added to ``sqrt(h)`` in the step's denominator (0.5, the papers' value).
+    random_state : int or None
+        Seeds the learner's key (AdaOAM draws nothing; kept for a uniform interface).
+    dtype, pos_label : as :class:`CBR`.
+
     Examples
     --------
     >>> import numpy as np
@@ -635,6 +681,21 @@ class AdaOAM(_OnlineRanker):
 class SOLAM(_OnlineRanker):
     """Stochastic online AUC maximisation (Ying et al. 2016); scores with the averaged weights.
 
+    A projected stochastic gradient step per instance on the saddle-point form of the
+    square-loss AUC, with step ``learning_rate / sqrt(t)``; the ranker is the
+    step-weighted average of the iterates.
+
+    Parameters
+    ----------
+    learning_rate : float
+        Initial step size (the step at instance ``t`` is ``learning_rate / sqrt(t)``).
+    R : float
+        Radius of the feasible set: ``||w|| <= R``, ``|a|, |b| <= R``, ``|alpha| <= 2 R``
+        (the paper's bounds for rows of norm at most 1).
+    random_state : int or None
+        Seeds the learner's key (SOLAM draws nothing; kept for a uniform interface).
+    dtype, pos_label : as :class:`CBR`.
+
     Examples
     --------
     >>> import numpy as np
@@ -664,6 +725,18 @@ class SOLAM(_OnlineRanker):
 
 class UniExp(_OnlineRanker):
     """Online Uni-Exp: class-weighted univariate exponential loss (Kotlowski et al. 2011).
+
+    One gradient step per instance on its own term of the class-balanced exponential
+    loss: ``w <- w + lr (t / (2 n_y)) y x exp(-y w.x)``, ``n_y`` the instances of its class
+    seen so far (the exponent clipped at 30).
+
+    Parameters
+    ----------
+    learning_rate : float
+        Constant step size ``lr``.
+    random_state : int or None
+        Seeds the learner's key (Uni-Exp draws nothing; kept for a uniform interface).
+    dtype, pos_label : as :class:`CBR`.
 
     Examples
     --------

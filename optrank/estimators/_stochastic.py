@@ -317,7 +317,7 @@ class PSAM(_StochasticAUC):
 
     As :class:`ASAM` with the closed-form proximal step of the pair hinge (step
     ``1 / (lam (t + t0))``, the paper's ``gamma`` is ``lam``) instead of the
-    subgradient step.
+    subgradient step. Parameters and attributes as :class:`ASAM`.
 
     Examples
     --------
