@@ -285,8 +285,7 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         Sweeps of the initial B2RMK fit (plain sweeps, no acceleration).
     shuffle : bool, default True
         Stream ``fit``'s rows in a random class-stratified order (above).
-    pos_label : label or None
-        The positive label when the labels are not {-1, +1}, {0, 1} or booleans.
+    pos_label : as :class:`B2RMK`.
     random_state : int or None
         Seeds the stream order and the initial fit.
     verbose : bool, default False
@@ -516,8 +515,7 @@ class KOIL(RankerMixin, BaseEstimator):
         stream (above); None keeps the given value.
     tune_fraction : float in (0, 1), default 0.125
     shuffle : bool, default True
-    pos_label : label or None
-        The positive label when the labels are not {-1, +1}, {0, 1} or booleans.
+    pos_label : as :class:`B2RMK`.
     random_state : int or None
         Seeds the stream order and reservoir sampling.
 
