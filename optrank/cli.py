@@ -82,6 +82,10 @@ def _parser() -> argparse.ArgumentParser:
                     "computed in several --datasets runs); the report counts cells per dataset")
     rp.add_argument("--fan-grid", action="store_true",
                     help="also run each (cell, grid point) of the inner search as its own task")
+    rp.add_argument("--time-limit", type=parse_duration, metavar="DURATION",
+                    help="start no cell after this long (e.g. 90m, 2h, 1h30m, 3600s; a bare "
+                    "number is seconds): running cells finish, the report covers the finished "
+                    "ones, and the same command run again goes on from the cache")
     rp.add_argument("--config", help="TOML file whose [runner] section (scheduler, workers, "
                     "cache_dir) sets the defaults of these flags")
     rp.set_defaults(func=cmd_reproduce)
@@ -279,6 +283,33 @@ def _print(line: str) -> None:
         raise SystemExit(0) from None
 
 
+_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration such as ``90m``, ``2h``, ``1h30m``, ``45s`` or ``3600``.
+
+    Examples
+    --------
+    >>> [parse_duration(t) for t in ("90m", "2h", "1h30m", "45s", "3600", "0.5h")]
+    [5400.0, 7200.0, 5400.0, 45.0, 3600.0, 1800.0]
+    """
+    import re
+
+    value = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d*)?", value):
+        seconds = float(value)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d*)?)([hms])", value)
+        if not parts or "".join(n + u for n, u in parts) != value:
+            raise argparse.ArgumentTypeError(
+                f"not a duration: {text!r} (use e.g. 90m, 2h, 1h30m, 45s, or seconds)")
+        seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"the duration must be positive, got {text!r}")
+    return seconds
+
+
 def cmd_reproduce(args) -> int:
     from optrank.experiments import _registry as reg
     from optrank.experiments._runner import run_protocols
@@ -309,10 +340,13 @@ def cmd_reproduce(args) -> int:
         resolved = _only_cached(resolved, args.output / ".cache" if cache is True
                                 else Path(cache))
         protocols = [p for _, ps in resolved for p in ps]
+    if args.time_limit is not None and (args.cached_only or cache is False):
+        raise ValueError("--time-limit stops a run to go on later from its cache; it cannot "
+                         "go with --cached-only or --no-cache")
     results = run_protocols(protocols, output_dir=args.output, progress=True,
                             scheduler=scheduler, workers=args.workers or runner.workers,
                             cache=cache, fan_grid=args.fan_grid,
-                            cached_only=args.cached_only)
+                            cached_only=args.cached_only, time_limit=args.time_limit)
     all_protocols = list(reg.PROTOCOLS.values())
     for table_id, ps in resolved:
         if table_id is None:
@@ -334,9 +368,13 @@ def cmd_reproduce(args) -> int:
     failed = sum(r.stats["failed"] for r in results.values())
     print(f"cells: {run} run, {cached} from the cache, {failed} failed (a cell shared by "
           "several tables counts once per table, and runs once)")
+    missing = sum(r.stats["missing"] for r in results.values())
     if args.cached_only:
-        missing = sum(r.stats["missing"] for r in results.values())
         print(f"cells not computed yet (left out of the report): {missing}")
+    elif missing:
+        why = "time limit reached: " if args.time_limit is not None else ""
+        print(f"{why}{missing} cells not run (left out of the report); run the same command "
+              "again to go on from the cache")
     if args.all:
         path = _write_index(args.output, reg, resolved, args.quick)
         print(f"wrote {path}")

@@ -307,3 +307,80 @@ def test_fanned_grid_points_are_cached_as_they_finish(tmp_path):
     again = run_protocol(protocol, tmp_path, map_fn=recording_map, fan_grid=True)
     assert calls == [("_score_task", 0), ("_evaluate_task", 2)]
     assert _measures(again.rows) == _measures(first.rows)
+
+
+class _TickingClock:
+    """A stand-in for the ``time`` module whose ``monotonic()`` advances one second per
+    call, so where a time limit stops a run depends on the call count, not on load."""
+
+    def __init__(self):
+        import time
+
+        self._time, self.now = time, 0.0
+
+    def monotonic(self) -> float:
+        self.now += 1.0
+        return self.now
+
+    def __getattr__(self, name):  # perf_counter etc.: the real ones
+        return getattr(self._time, name)
+
+
+@pytest.fixture
+def ticking(monkeypatch):
+    from optrank.experiments import _dask, _runner
+
+    clock = _TickingClock()
+    monkeypatch.setattr(_runner, "time", clock)
+    monkeypatch.setattr(_dask, "time", clock)
+    return clock
+
+
+def test_time_limit_stops_starting_cells_and_a_rerun_completes(tmp_path, ticking):
+    """Sequential: the deadline (start + 2.5 ticks) lets two cells start (ticks 2 and 3),
+    the third check (tick 4) stops; the rerun runs the other two from the cache."""
+    protocol = _protocol()
+    full = run_protocol(protocol, cache=False)
+    part = run_protocol(protocol, tmp_path, time_limit=2.5)
+    assert part.stats == {"cells": 2, "missing": 2, "cached": 0, "failed": 0, "run": 2}
+    assert len(list((tmp_path / ".cache").glob("*.json"))) == 2
+    rest = run_protocol(protocol, tmp_path)
+    assert rest.stats == {"cells": 4, "missing": 0, "cached": 2, "failed": 0, "run": 2}
+    assert _measures(rest.rows) == _measures(full.rows)
+
+
+def test_time_limit_on_dask_keeps_as_many_cells_in_flight_as_threads(client, tmp_path, ticking):
+    """Two worker threads: cells 0 and 1 are submitted (ticks 2, 3; the window is full at
+    the check of tick 4), the deadline (start + 3.5) has passed at the next check, so
+    nothing more starts; both submitted cells finish and are kept."""
+    protocol = _protocol()
+    part = run_protocol(protocol, tmp_path, client=client, time_limit=3.5)
+    assert part.stats["run"] == 2 and part.stats["missing"] == 2
+    assert {(r["repetition"], r["fold"]) for r in part.rows} == {(0, 0), (0, 1)}
+    rest = run_protocol(protocol, tmp_path, client=client)
+    assert rest.stats["cached"] == 2 and rest.stats["run"] == 2
+    assert _measures(rest.rows) == _measures(run_protocol(protocol, cache=False).rows)
+
+
+def test_time_limit_during_the_fanned_grid_refits_nothing_and_keeps_the_points(
+        client, tmp_path, ticking):
+    """Stopped while grid points are scored: no cell is refitted (none has all its
+    points), the scored points are cached, and the rerun scores only the others."""
+    protocol = _protocol(grid={"C": [0.001, 0.1, 10.0]}, repetitions=1)  # 2 cells x 3
+    part = run_protocol(protocol, tmp_path, client=client, fan_grid=True, time_limit=3.5)
+    assert part.stats["cells"] == 0 and part.stats["missing"] == 2
+    keys = {cell_key(protocol, c) for c in cells(protocol)}
+    points = [p for p in (tmp_path / ".cache").glob("*.json") if p.stem not in keys]
+    assert len(points) == 2
+    rest = run_protocol(protocol, tmp_path, client=client, fan_grid=True)
+    assert rest.stats["run"] == 2 and rest.stats["missing"] == 0
+    assert _measures(rest.rows) == _measures(run_protocol(protocol, cache=False).rows)
+
+
+def test_time_limit_rejects_a_map_fn_and_non_positive_limits():
+    protocol = _protocol()
+    with pytest.raises(ValueError, match="built-in executors"):
+        run_protocol(protocol, cache=False, map_fn=lambda fn, items: map(fn, items),
+                     time_limit=60)
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        run_protocol(protocol, cache=False, time_limit=0)

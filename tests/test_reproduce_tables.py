@@ -171,6 +171,41 @@ def test_cli_reproduce_a_table_then_resume_from_cache(tmp_path, monkeypatch, cap
     assert "999-TINY" in out and "002-T6" in out and "004-TC.1-l1" in out
 
 
+def test_cli_time_limit_reports_what_finished_and_the_rerun_goes_on(tmp_path, monkeypatch,
+                                                                    capsys):
+    """--time-limit: cells not started by then are left out and named; the same command
+    again finishes them from the cache. The clock is faked (one second per reading)."""
+    from optrank.experiments import _runner
+
+    tiny = Protocol(name="tiny-heart-t", table_id="999-TINYT", estimator="PRSVMPlus",
+                    datasets=(DatasetEntry("heart"),), grid={"C": [1.0]}, split="kfold",
+                    outer_folds=2, reference_method="PRSVM+")
+    monkeypatch.setitem(reg.PROTOCOLS, tiny.name, tiny)
+    ticks = iter(range(1, 1000))
+
+    class Clock:
+        def __getattr__(self, name):
+            import time
+
+            return (lambda: float(next(ticks))) if name == "monotonic" else getattr(time, name)
+
+    with monkeypatch.context() as m:
+        m.setattr(_runner, "time", Clock())
+        args = ["reproduce", "tiny-heart-t", "--sequential", "--output", str(tmp_path)]
+        assert main([*args, "--time-limit", "1.5s"]) == 0  # deadline 2.5: one cell starts
+    out = capsys.readouterr().out
+    assert "cells: 1 run, 0 from the cache, 0 failed" in out
+    assert "time limit reached: 1 cells not run (left out of the report)" in out
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "cells: 1 run, 1 from the cache, 0 failed" in out and "not run" not in out
+    assert main([*args, "--time-limit", "1h", "--cached-only"]) == 2
+    assert "cannot go with --cached-only" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*args, "--time-limit", "ten minutes"])
+    assert "not a duration: 'ten minutes'" in capsys.readouterr().err
+
+
 def _fake_results(values: dict[tuple[str, str], list[float]]):
     """Protocols for methods A and B and RunResults holding the given per-cell AUCs."""
     datasets = tuple(DatasetEntry(d) for d in sorted({d for _, d in values}))

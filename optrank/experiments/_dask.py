@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator
 
 logger = logging.getLogger(__name__)
@@ -46,13 +47,41 @@ def dask_client(
             yield client
 
 
-def submit_all(client, fn: Callable, items: list) -> Iterator[tuple[int, object]]:
-    """Yield ``(index, result)`` as futures finish; a failure yields its exception."""
+def submit_all(
+    client, fn: Callable, items: list, deadline: float | None = None
+) -> Iterator[tuple[int, object]]:
+    """Yield ``(index, result)`` as futures finish; a failure yields its exception.
+
+    Without a ``deadline`` every item is submitted at once. With one (a
+    :func:`time.monotonic` value), at most as many items as the cluster has worker
+    threads are in flight, and the next is submitted only while the deadline has not
+    passed: items already running finish, the rest are never started (and never yielded).
+    """
     from distributed import as_completed
 
-    futures = {client.submit(fn, item, pure=False): i for i, item in enumerate(items)}
-    for future in as_completed(futures):
-        index = futures[future]
+    items = list(items)
+    window = len(items) if deadline is None else max(1, sum(client.nthreads().values()))
+    futures: dict = {}
+
+    def submit(index: int):
+        future = client.submit(fn, items[index], pure=False)
+        futures[future] = index
+        return future
+
+    def open_slot() -> bool:
+        return upcoming < len(items) and (deadline is None or time.monotonic() < deadline)
+
+    upcoming = 0
+    first = []
+    while open_slot() and upcoming < window:
+        first.append(submit(upcoming))
+        upcoming += 1
+    running = as_completed(first)
+    for future in running:
+        index = futures.pop(future)
+        if open_slot():
+            running.add(submit(upcoming))  # keep the worker busy before handing back
+            upcoming += 1
         try:
             yield index, future.result()
         except Exception as exc:  # the cell raised, or its worker died

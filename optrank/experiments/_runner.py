@@ -429,8 +429,9 @@ def _fan_out_grid(todo: list[_Task], keys, run_many, bar, store) -> list[_Task |
     With a cache, each finished grid point's score is stored under
     :func:`~optrank.experiments._cache.grid_point_key` as soon as it arrives, so a run
     stopped before its cells refit resumes with the points already scored. Returns per
-    cell the task to refit (params fixed) or, when a grid point failed, the error
-    measures the sequential search would have recorded.
+    cell the task to refit (params fixed), or, when a grid point failed, the error
+    measures the sequential search would have recorded, or None when a time limit
+    stopped the run before all of the cell's points were scored.
     """
     points = [
         (i, p) for i, t in enumerate(todo) if _searches(t.protocol) for p in _grid(t.protocol)
@@ -461,6 +462,9 @@ def _fan_out_grid(todo: list[_Task], keys, run_many, bar, store) -> list[_Task |
         if i not in scores:
             out.append(task)
             continue
+        if any(s is None for s in scores[i]):  # not reached before the time limit
+            out.append(None)
+            continue
         errors = [s for s in scores[i] if isinstance(s, str)]
         if errors:
             out.append({**{k: "" for k in _MEASURED}, "error": errors[0]})
@@ -480,6 +484,7 @@ def run_protocols(
     client=None,
     fan_grid: bool = False,
     cached_only: bool = False,
+    time_limit: float | None = None,
 ) -> dict[str, RunResult]:
     """Run the cells of several protocols together (one pool of work), one result each.
 
@@ -510,7 +515,19 @@ def run_protocols(
         Run nothing: report the cached cells alone (a cell not in the cache has no row;
         the summary's ``cells`` count tells how many each dataset has). Restrict the
         protocols first with :func:`cached_datasets` so no dataset is reported empty.
+    time_limit
+        Seconds after which no further cell (or fanned-out grid point) is started; those
+        already running finish and are kept. The report covers the finished cells (the
+        ``missing`` count of each result's ``stats`` says how many were not reached),
+        and a rerun with the same cache goes on from there. Sequential or Dask runs
+        only (not with ``map_fn``).
     """
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if time_limit is not None and map_fn is not None:
+        raise ValueError("time_limit needs the built-in executors (sequential or Dask); "
+                         "a map_fn runs its items as it likes")
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     out = Path(output_dir) if output_dir is not None else None
     store = _cache_store(cache, out)
     tasks = [_Task(p, c) for p in protocols for c in cells(p)]
@@ -523,7 +540,8 @@ def run_protocols(
     todo_keys = [] if cached_only else [k for k in first if k not in measured]
     todo = [tasks[first[k]] for k in todo_keys]
     for key, result in _execute(
-        todo_keys, todo, progress, map_fn, scheduler, workers, client, fan_grid, store
+        todo_keys, todo, progress, map_fn, scheduler, workers, client, fan_grid, store,
+        deadline,
     ):
         if isinstance(result, BaseException):
             result = _error_measures(result)
@@ -565,8 +583,10 @@ def _cache_store(cache, out: Path | None) -> CellCache | None:
     return CellCache(cache)
 
 
-def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid, store=None):
-    """Yield (key, measures or exception) for every task, as they finish."""
+def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid, store=None,
+             deadline=None):
+    """Yield (key, measures or exception) for every task, as they finish (those started
+    before ``deadline``, a :func:`time.monotonic` value, when there is one)."""
     if not tasks:  # everything cached: no cluster to start
         return
     n_points = sum(len(_grid(t.protocol)) for t in tasks if _searches(t.protocol))
@@ -574,14 +594,14 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
         print(_plan(tasks), file=sys.stderr, flush=True)
     bar = _bar(len(tasks) + (n_points if fan_grid else 0), progress)
     try:
-        with _executor(map_fn, scheduler, workers, client) as run_many:
+        with _executor(map_fn, scheduler, workers, client, deadline) as run_many:
             if fan_grid:
                 tasks = _fan_out_grid(tasks, keys, run_many, bar, store)
             ready = [(i, t) for i, t in enumerate(tasks) if isinstance(t, dict)]
             for i, measures in ready:
                 bar.update(1)
                 yield keys[i], measures
-            pending = [i for i, t in enumerate(tasks) if not isinstance(t, dict)]
+            pending = [i for i, t in enumerate(tasks) if isinstance(t, _Task)]
             for j, result in run_many(_evaluate_task, [tasks[i] for i in pending]):
                 bar.set_postfix_str(f"last: {_describe(tasks[pending[j]])}", refresh=False)
                 bar.update(1)
@@ -591,21 +611,30 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
 
 
 @contextlib.contextmanager
-def _executor(map_fn, scheduler, workers, client):
-    """``run_many(fn, items)`` yielding ``(index, result or exception)`` as items finish."""
+def _executor(map_fn, scheduler, workers, client, deadline=None):
+    """``run_many(fn, items)`` yielding ``(index, result or exception)`` as items finish;
+    with a ``deadline``, items not started by then are left out."""
     if map_fn is not None:
         yield lambda fn, items: enumerate(map_fn(fn, items))
     elif client is not None:
         from optrank.experiments._dask import submit_all
 
-        yield lambda fn, items: submit_all(client, fn, items)
+        yield lambda fn, items: submit_all(client, fn, items, deadline)
     elif scheduler is not None:
         from optrank.experiments._dask import dask_client, submit_all
 
         with dask_client(scheduler, workers) as own:
-            yield lambda fn, items: submit_all(own, fn, items)
+            yield lambda fn, items: submit_all(own, fn, items, deadline)
     else:
-        yield lambda fn, items: ((i, fn(item)) for i, item in enumerate(items))
+        yield lambda fn, items: _in_turn(fn, items, deadline)
+
+
+def _in_turn(fn, items, deadline=None):
+    """The sequential executor: ``(index, fn(item))`` one after another, until ``deadline``."""
+    for index, item in enumerate(items):
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+        yield index, fn(item)
 
 
 def _describe(task: _Task) -> str:
@@ -689,10 +718,12 @@ def run_protocol(
     cache: bool | str | Path = True,
     client=None,
     fan_grid: bool = False,
+    time_limit: float | None = None,
 ) -> RunResult:
     """Execute every cell of one protocol; see :func:`run_protocols` for the parameters."""
     return run_protocols(
-        [protocol], output_dir, progress, map_fn, scheduler, workers, cache, client, fan_grid
+        [protocol], output_dir, progress, map_fn, scheduler, workers, cache, client, fan_grid,
+        time_limit=time_limit,
     )[protocol.name]
 
 
