@@ -4,7 +4,7 @@ The full-covariance update of ``optrank.online.cbr`` runs one of three loops: th
 per-pair loop at the learner's own width, the per-pair loop padded with zero columns to
 a multiple of 16 features (``_cbr.padded_width``, the default above 24 features), and
 the blocked (compact-WY) form (``blocked=True``, the default from
-``p >= max(224, 5 k)``). This benchmark times each on the synthetic stream of
+``p >= max(768, 5 k)``). This benchmark times each on the synthetic stream of
 ``bench_online.py`` (FIFO buffers of ``--buffer``, float32, best of 3 runs after a
 compiling run) and marks the path the defaults choose, which is the evidence for both
 thresholds (docs/online.md, "Full CBR per pair: `z @ L` and padded widths").

@@ -23,17 +23,19 @@ from optrank.online._base import Learner
 from optrank.online._buffers import Buffers, buffers_init, buffers_push, check_policy
 from optrank.online._features import fourier_frequencies, fourier_map
 from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, scw_loss
-from optrank.online._xla import margin_dot, transposed_matvec
+from optrank.online._xla import margin_dot, only_if, transposed_matvec
 
 UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
 # full covariance: the per-pair loop runs on widths padded to whole 16-float registers
-# above 24 features (:func:`padded_width`)
+# from 25 to 192 features (:func:`padded_width`)
 PAD_LANES = 16
 PAD_MIN_FEATURES = 24
-# full covariance: the compact-WY update by default when p >= max(224, 5 * buffer_size)
-# (measured crossover between p = 200 and 250 for buffers of 20 and 50, above 300 for
-# buffers of 100, docs/online.md)
-BLOCKED_MIN_FEATURES = 224
+PAD_MAX_FEATURES = 192
+# full covariance: the compact-WY update by default when p >= max(768, 5 * buffer_size).
+# The per-pair loop skips the update of pairs without loss, which the blocked form cannot;
+# on FCBR streams it ran 1.3-2x faster than the blocked form up to p = 600 and level at
+# p = 800 (with every pair in loss the crossover is p = 200-250, docs/online.md)
+BLOCKED_MIN_FEATURES = 768
 BLOCKED_FEATURES_PER_SLOT = 5
 
 
@@ -70,16 +72,20 @@ def _pair_full(mu, L, z, y, C, phi, ok):
     # gamma = beta / (1 + sqrt(1 - beta |u|^2)); positive definite by construction
     # (the plain downdate loses it to float32 rounding on long streams, docs/online.md)
     u = transposed_matvec(L, z)  # z @ L in a single stream (see there)
-    sz = L @ u
     v, m = margin_dot(jnp.stack([u, mu]), jnp.stack([u, z]))  # |u|^2 = z^T Sigma z, mu.z
     m = y * m
     alpha, beta = scw_coefficients(m, v, C, phi, ok)
-    gamma = beta / (1.0 + jnp.sqrt(jnp.maximum(1.0 - beta * v, 0.0)))
-    return (
-        mu + alpha * y * sz,
-        L - gamma * jnp.outer(sz, u),
-        jnp.where(ok, scw_loss(m, v, phi), 0.0),
-    )
+
+    def step(state):
+        mu, L = state
+        sz = L @ u
+        gamma = beta / (1.0 + jnp.sqrt(jnp.maximum(1.0 - beta * v, 0.0)))
+        return mu + alpha * y * sz, L - gamma * jnp.outer(sz, u)
+
+    # alpha = 0 (no loss, or a masked slot) makes beta = gamma = 0: the step would leave
+    # mu and L exactly as they are, so a pair without loss skips its two d x d passes
+    mu, L = only_if(alpha > 0, step, (mu, L))
+    return mu, L, jnp.where(ok, scw_loss(m, v, phi), 0.0)
 
 
 def _wy_sweep(H, m0, mask, C, phi):
@@ -149,20 +155,24 @@ def _pair_diag(mu, cov, z, y, C, phi, ok):
 
 def padded_width(p: int, diagonal: bool) -> int:
     """The width the full-covariance per-pair loop runs at (:func:`run_padded`): ``p`` rounded
-    up to a multiple of :data:`PAD_LANES` when ``p > PAD_MIN_FEATURES``, else ``p``.
+    up to a multiple of :data:`PAD_LANES` when ``PAD_MIN_FEATURES < p <= PAD_MAX_FEATURES``,
+    else ``p``.
 
     XLA CPU's matrix-vector products and rank-one updates run markedly faster on rows
     that fill whole 16-float vector registers: per pair at d = 54 (run at 64) 0.67 ->
     0.54 us, at d = 123 (128) 3.5 -> 2.0 us, at d = 150 (160) 4.1 -> 3.1 us; at d = 10 and
-    22 the rounded width was slower, hence the floor (docs/online.md). The diagonal
-    variant is not padded.
+    22 the rounded width was slower, hence the floor. Since pairs without loss skip two of
+    their three passes, the two copies of the factor that padding costs per instance
+    weigh more: at d = 200 the padded loop was the slower in both runs (3.4-3.8 against
+    2.7-2.8 us per pair), at 300 and 600 by 5-12%, hence the ceiling (docs/online.md). The
+    diagonal variant is not padded.
 
     Examples
     --------
-    >>> [padded_width(p, False) for p in (54, 64, 22)], padded_width(54, True)
-    ([64, 64, 22], 54)
+    >>> [padded_width(p, False) for p in (54, 64, 22, 200)], padded_width(54, True)
+    ([64, 64, 22, 200], 54)
     """
-    if diagonal or p <= PAD_MIN_FEATURES:
+    if diagonal or p <= PAD_MIN_FEATURES or p > PAD_MAX_FEATURES:
         return p
     return -(-p // PAD_LANES) * PAD_LANES
 
@@ -208,11 +218,11 @@ def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
 
 def use_blocked(blocked: bool | None, p: int, buffer_size: int) -> bool:
     """Whether the full-covariance update of ``p`` features against ``buffer_size`` slots
-    runs in compact-WY form: ``blocked`` if given, else ``p >= max(224, 5 buffer_size)``.
+    runs in compact-WY form: ``blocked`` if given, else ``p >= max(768, 5 buffer_size)``.
 
     Examples
     --------
-    >>> use_blocked(None, 300, 50), use_blocked(None, 54, 50), use_blocked(True, 54, 50)
+    >>> use_blocked(None, 800, 50), use_blocked(None, 300, 50), use_blocked(True, 54, 50)
     (True, False, True)
     """
     if blocked is not None:
@@ -318,7 +328,7 @@ def cbr(
     blocked : bool or None
         Full covariance only: run the pair steps of an instance in compact-WY form
         (the same update, in matrix-matrix products; faster for many features). None
-        (default) chooses it when ``n_features >= max(224, 5 buffer_size)``
+        (default) chooses it when ``n_features >= max(768, 5 buffer_size)``
         (:func:`use_blocked`); ignored with ``diagonal=True``.
     dtype : float32 (default) or float64.
 
@@ -362,7 +372,8 @@ def fourier_cbr(
     CBR on ``2 n_components`` random Fourier features of the Gaussian kernel
     ``exp(-gamma ||x - x'||^2)``; frequencies are drawn from the ``init`` key.
     ``C_t = C`` as in Algorithm 8 unless ``class_weighted``. ``blocked`` as for :func:`cbr`
-    (with the default 150 components, ``p = 300`` and buffers of 50 run blocked).
+    (with the default 150 components, ``p = 300`` and buffers of 50 run the per-pair loop,
+    which skips pairs without loss).
 
     Examples
     --------

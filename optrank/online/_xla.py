@@ -121,6 +121,29 @@ def margin_dot(rows, z):
     return lane_dot(rows, z[None, :] if z.ndim == 1 else z)
 
 
+def only_if(pred, step, operands):
+    """``step(operands)`` where ``pred`` holds, else ``operands`` unchanged; for a step that
+    is an exact no-op when ``pred`` is False (a zero step size), so both forms give the
+    same values.
+
+    In a single stream this is a branch (``lax.cond``): full CBR skips its two ``d x d``
+    passes on pairs without loss, most pairs once the ranker is trained. Under
+    ``run_grid``'s ``vmap`` a ``cond`` would become a select computing both branches plus
+    a pass to choose, so the step is applied unconditionally there.
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> only_if(jnp.array(False), lambda x: x + 1, jnp.zeros(2)).tolist()
+    [0.0, 0.0]
+    """
+    if _GRID_TRACE.get():
+        return step(operands)
+    import jax
+
+    return jax.lax.cond(pred, step, lambda ops: ops, operands)
+
+
 def transposed_matvec(L, z):
     """``L^T z`` for a square factor ``L``, written the way XLA CPU runs fastest.
 
