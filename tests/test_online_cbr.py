@@ -385,19 +385,41 @@ def test_blocked_default_follows_features_and_buffer():
     assert use_blocked(True, 4, 8) and not use_blocked(False, 300, 50)
 
 
-def test_padded_width_rounds_full_covariance_loops_to_whole_registers():
-    from optrank.online._cbr import padded_width
+@pytest.mark.parametrize("policy", ["fifo", "reservoir"])
+@pytest.mark.parametrize("blocked", [False, True])
+def test_projections_of_stored_rows_stay_equal_to_rows_times_factor(policy, blocked):
+    """``state.proj`` is updated by rank-one maps, never recomputed: after a stream it must
+    still equal ``buffers.data @ L`` (both classes, every slot), in a single stream, along
+    a grid, with features both fewer and more than slots, and after switching paths."""
+    for d in (5, 30):
+        X, Y = toy(n=300, d=d, seed=9)
+        lrn = cbr(C=2.0, buffer_size=8, policy=policy, blocked=blocked, dtype=jnp.float64)
+        state, _ = run(lrn, lrn.init(KEY, d), X[:150], Y[:150])
+        other = cbr(C=2.0, buffer_size=8, policy=policy, blocked=not blocked, dtype=jnp.float64)
+        state, _ = run(other, state, X[150:], Y[150:])
+        states, _ = run_grid(cbr, {"C": np.array([0.5, 8.0])}, X, Y, key=KEY, buffer_size=8,
+                             policy=policy, blocked=blocked, dtype=jnp.float64)
+        for proj, data, L in [(state.proj, state.buffers.data, state.cov)] + [
+                (states.proj[i], states.buffers.data[i], states.cov[i]) for i in (0, 1)]:
+            expected = np.asarray(data) @ np.asarray(L)
+            scale = np.abs(expected).max()
+            assert scale > 1e-3  # the rows are there, and the factor has moved
+            np.testing.assert_allclose(proj, expected, rtol=1e-9, atol=1e-10 * scale)
 
-    assert [padded_width(p, False) for p in (4, 24, 25, 54, 64, 123, 190, 192, 193, 300)] == [
-        4, 24, 32, 64, 64, 128, 192, 192, 193, 300]
-    assert padded_width(54, True) == 54  # the diagonal loop is not padded
+
+def test_fourier_cbr_projections_stay_current():
+    X, Y = toy(n=200, d=3, seed=10)
+    lrn = fourier_cbr(C=2.0, gamma=0.3, n_components=12, buffer_size=8, dtype=jnp.float64)
+    state, _ = run(lrn, lrn.init(KEY, 3), X, Y)
+    np.testing.assert_allclose(state.proj, np.asarray(state.buffers.data) @ np.asarray(state.cov),
+                               rtol=1e-9, atol=1e-10)
 
 
 def test_pairs_without_loss_skip_their_update_and_change_nothing():
-    """A single stream branches around the two d x d passes of a pair whose step size is
-    0; run_grid's vmap applies every step (a select there would compute both branches).
-    On a separable stream most pairs end without loss, so the skip is exercised, and the
-    two must agree to float64 rounding."""
+    """The sweep jumps from one pair in loss to the next; pairs with step size 0 change
+    nothing. On a separable stream most pairs end without loss, so the jumps are
+    exercised; a single stream and run_grid's vmap (where members of the grid jump
+    differently) must agree to float64 rounding."""
     X, Y = toy(n=300, d=30, seed=3)
     Cs = np.array([0.25, 4.0])
     states, _ = run_grid(cbr, {"C": Cs}, X, Y, key=KEY, buffer_size=8, blocked=False,

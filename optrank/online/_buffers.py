@@ -87,14 +87,19 @@ def fifo_push(buf: Buffers, c, x, key=None) -> Buffers:
     >>> b.data[1, :, 0].tolist()
     [3.0, 2.0]
     """
+    return _fifo_push(buf, c, x)[0]
+
+
+def _fifo_push(buf: Buffers, c, x):
     size = buf.data.shape[1]
     slot = buf.pos[c]
     buf = _write(buf, c, slot, x, jnp.bool_(True))
-    return buf._replace(
+    buf = buf._replace(
         count=buf.count.at[c].set(jnp.minimum(buf.count[c] + 1, size)),
         pos=buf.pos.at[c].set((slot + 1) % size),
         seen=buf.seen.at[c].add(1),
     )
+    return buf, slot, jnp.bool_(True)
 
 
 def reservoir_push(buf: Buffers, c, x, key) -> Buffers:
@@ -109,25 +114,47 @@ def reservoir_push(buf: Buffers, c, x, key) -> Buffers:
     >>> int(b.seen[0]), int(b.count[0])
     (10, 2)
     """
+    return _reservoir_push(buf, c, x, key)[0]
+
+
+def _reservoir_push(buf: Buffers, c, x, key):
     size = buf.data.shape[1]
     seen = buf.seen[c] + 1
     full = buf.count[c] >= size
     k_accept, k_slot = jax.random.split(key)
     accept = jax.random.uniform(k_accept) * seen < size
     slot = jnp.where(full, jax.random.randint(k_slot, (), 0, size), buf.count[c])
-    buf = _write(buf, c, slot, x, ~full | accept)
-    return buf._replace(
+    write = ~full | accept
+    buf = _write(buf, c, slot, x, write)
+    buf = buf._replace(
         count=buf.count.at[c].set(jnp.minimum(buf.count[c] + 1, size)),
         seen=buf.seen.at[c].set(seen),
     )
+    return buf, slot, write
 
 
 def buffers_push(buf: Buffers, c, x, key, policy: str) -> Buffers:
     """Insert ``x`` into class ``c`` with the named ``policy`` ("fifo" or "reservoir")."""
+    return buffers_push_slot(buf, c, x, key, policy)[0]
+
+
+def buffers_push_slot(buf: Buffers, c, x, key, policy: str):
+    """:func:`buffers_push` that also returns the slot it chose and whether it wrote there
+    (a reservoir rejects most instances once full): ``(buffers, slot, written)``, for a
+    learner that keeps a value per stored row (full CBR's projections ``x L``).
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> b = buffers_init(2, 1)
+    >>> b, slot, written = buffers_push_slot(b, 0, jnp.array([1.0]), None, "fifo")
+    >>> int(slot), bool(written)
+    (0, True)
+    """
     if policy == "fifo":
-        return fifo_push(buf, c, x, key)
+        return _fifo_push(buf, c, x)
     if policy == "reservoir":
-        return reservoir_push(buf, c, x, key)
+        return _reservoir_push(buf, c, x, key)
     raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
 
 

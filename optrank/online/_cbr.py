@@ -20,17 +20,12 @@ import jax
 import jax.numpy as jnp
 
 from optrank.online._base import Learner
-from optrank.online._buffers import Buffers, buffers_init, buffers_push, check_policy
+from optrank.online._buffers import Buffers, buffers_init, buffers_push_slot, check_policy
 from optrank.online._features import fourier_frequencies, fourier_map
 from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, scw_loss
-from optrank.online._xla import margin_dot, only_if, transposed_matvec
+from optrank.online._xla import margin_dot
 
 UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
-# full covariance: the per-pair loop runs on widths padded to whole 16-float registers
-# from 25 to 192 features (:func:`padded_width`)
-PAD_LANES = 16
-PAD_MIN_FEATURES = 24
-PAD_MAX_FEATURES = 192
 # full covariance: the compact-WY update by default when p >= max(768, 5 * buffer_size).
 # The per-pair loop skips the update of pairs without loss, which the blocked form cannot;
 # on FCBR streams it ran 1.3-2x faster than the blocked form up to p = 600 and level at
@@ -54,6 +49,8 @@ class CBRState(NamedTuple):
     step : int32 number of instances seen.
     key : PRNG key for reservoir sampling.
     theta : (d, m) Fourier frequencies, or None for linear CBR.
+    proj : (2, M, p) the stored rows times the factor, ``buffers.data @ L``, kept current
+        by every update (full covariance); None for CBR-diag.
     """
 
     mu: jax.Array
@@ -64,28 +61,61 @@ class CBRState(NamedTuple):
     step: jax.Array
     key: jax.Array
     theta: jax.Array | None = None
+    proj: jax.Array | None = None
 
 
-def _pair_full(mu, L, z, y, C, phi, ok):
-    # square-root form: Sigma = L L^T and Sigma - beta (Sigma z)(Sigma z)^T
-    # = L (I - beta u u^T) L^T = (L - gamma (L u) u^T)(...)^T with u = L^T z,
-    # gamma = beta / (1 + sqrt(1 - beta |u|^2)); positive definite by construction
-    # (the plain downdate loses it to float32 rounding on long streams, docs/online.md)
-    u = transposed_matvec(L, z)  # z @ L in a single stream (see there)
-    v, m = margin_dot(jnp.stack([u, mu]), jnp.stack([u, z]))  # |u|^2 = z^T Sigma z, mu.z
-    m = y * m
-    alpha, beta = scw_coefficients(m, v, C, phi, ok)
+def _sweep_projected(mu, L, P, x, xl, y, opp, data, mask, C, phi):
+    """Algorithm 2 for full CBR / FCBR: the pair steps of one instance, in slot order.
 
-    def step(state):
-        mu, L = state
-        sz = L @ u
-        gamma = beta / (1.0 + jnp.sqrt(jnp.maximum(1.0 - beta * v, 0.0)))
-        return mu + alpha * y * sz, L - gamma * jnp.outer(sz, u)
+    ``P`` holds ``b L`` for every stored row ``b`` (both classes, kept current by the
+    update), ``xl = x L``. Pair ``j``'s ``u_j = L^T z_j`` is then ``xl - P[opp, j]``, one
+    subtraction instead of a ``p x p`` product. All slots' margins ``m = y mu.z`` and
+    variances ``v = |u|^2`` are computed at once; a pair whose step size is 0 (no loss, or a
+    masked slot) leaves ``mu`` and ``L`` exactly as they are, so the sweep jumps from one
+    pair in loss to the next (:func:`_next_in_loss`), and only those pay for a step. A step
+    ``L <- L - gamma (L u) u^T`` maps every ``u_i`` to ``u_i - gamma (u.u_i) u``, so the
+    remaining margins and variances follow in ``O(k)`` from ``c = U u``, and the rows of
+    ``P`` and ``xl`` by the same rank-one map (docs/online.md, "Full CBR: projected rows").
+    Returns ``mu, L, P`` and the summed loss of the pairs, each before its own step.
+    """
+    k = data.shape[0]
+    slots = jnp.arange(k)
+    U = xl - P[opp]
+    # row norms as a matrix-vector product: XLA CPU vectorises the product, and would
+    # reduce each row serially (docs/online.md)
+    v = (U * U) @ jnp.ones(U.shape[1], U.dtype)
+    m = y * ((x - data) @ mu)
 
-    # alpha = 0 (no loss, or a masked slot) makes beta = gamma = 0: the step would leave
-    # mu and L exactly as they are, so a pair without loss skips its two d x d passes
-    mu, L = only_if(alpha > 0, step, (mu, L))
-    return mu, L, jnp.where(ok, scw_loss(m, v, phi), 0.0)
+    def _next_in_loss(start, m, v):
+        live = mask & (slots >= start)
+        alpha, _ = scw_coefficients(m, v, C, phi, live)
+        hit = alpha > 0
+        j = jnp.where(hit.any(), jnp.argmax(hit), k)
+        loss = jnp.where(live & (slots <= j), scw_loss(m, v, phi), 0.0).sum()
+        return j, loss
+
+    def step(carry):
+        j, loss, mu, L, P, xl, m, v = carry
+        u = xl - P[opp, j]
+        vj = margin_dot(u[None], u)[0]  # |u|^2 afresh: the factor's step needs it exact
+        alpha, beta = scw_coefficients(m[j], vj, C, phi)
+        gamma = beta / (1.0 + jnp.sqrt(jnp.maximum(1.0 - beta * vj, 0.0)))
+        Lu = L @ u
+        s = P @ u  # (2, M): b.(L u) for every stored row
+        c = (xl @ u) - s[opp]  # u_i . u for the opposite slots
+        mu = mu + alpha * y * Lu
+        L = L - gamma * jnp.outer(Lu, u)
+        P = P - gamma * s[..., None] * u
+        xl = xl - (gamma * (xl @ u)) * u
+        m = m + alpha * c
+        v = jnp.maximum(v - gamma * (2.0 - gamma * vj) * c * c, 0.0)
+        j, more = _next_in_loss(j + 1, m, v)
+        return j, loss + more, mu, L, P, xl, m, v
+
+    j, loss = _next_in_loss(0, m, v)
+    carry = jax.lax.while_loop(lambda c: c[0] < k, step, (j, loss, mu, L, P, xl, m, v))
+    _, loss, mu, L, P = carry[:5]
+    return mu, L, P, loss
 
 
 def _wy_sweep(H, m0, mask, C, phi):
@@ -119,7 +149,7 @@ def _wy_sweep(H, m0, mask, C, phi):
     return jax.lax.fori_loop(0, k, body, init)
 
 
-def _block_full(mu, L, x, y, data, mask, C, phi):
+def _block_full(mu, L, P, x, y, data, mask, C, phi):
     """All pair steps of one instance in compact-WY form (full CBR / FCBR, docs/online.md).
 
     With ``L_0`` the factor on entry, the factor after ``j`` pairs is
@@ -131,13 +161,15 @@ def _block_full(mu, L, x, y, data, mask, C, phi):
     margin of pair ``j`` is ``y mu_0.z_j + c.(U^T g_j)``. At the end
     ``L_k = L_0 - (L_0 U) T U^T`` and ``mu_k = mu_0 + y L_0 U c`` (GEMMs): the same
     factor ``L_0 Q_k`` as the per-pair steps, so ``Sigma = L L^T`` stays positive
-    definite, and each ``v_j = |u_j|^2`` is a sum of squares.
+    definite, and each ``v_j = |u_j|^2`` is a sum of squares. The stored rows'
+    projections follow as ``P Q_k = P - ((P U) T) U^T``.
     """
     Z = x - data
     m0 = y * (Z @ mu)
     U, R, c, loss = _wy_sweep(Z @ L, m0, mask, C, phi)
     LU = L @ U.T
-    return mu + y * (LU @ c), L - (LU @ R.T) @ U, loss
+    PU = P @ U.T  # (2, M, k)
+    return mu + y * (LU @ c), L - (LU @ R.T) @ U, P - (PU @ R.T) @ U, loss
 
 
 def _pair_diag(mu, cov, z, y, C, phi, ok):
@@ -151,51 +183,6 @@ def _pair_diag(mu, cov, z, y, C, phi, ok):
         cov / (1.0 + gain * sz * z),
         jnp.where(ok, scw_loss(m, v, phi), 0.0),
     )
-
-
-def padded_width(p: int, diagonal: bool) -> int:
-    """The width the full-covariance per-pair loop runs at (:func:`run_padded`): ``p`` rounded
-    up to a multiple of :data:`PAD_LANES` when ``PAD_MIN_FEATURES < p <= PAD_MAX_FEATURES``,
-    else ``p``.
-
-    XLA CPU's matrix-vector products and rank-one updates run markedly faster on rows
-    that fill whole 16-float vector registers: per pair at d = 54 (run at 64) 0.67 ->
-    0.54 us, at d = 123 (128) 3.5 -> 2.0 us, at d = 150 (160) 4.1 -> 3.1 us; at d = 10 and
-    22 the rounded width was slower, hence the floor. Since pairs without loss skip two of
-    their three passes, the two copies of the factor that padding costs per instance
-    weigh more: at d = 200 the padded loop was the slower in both runs (3.4-3.8 against
-    2.7-2.8 us per pair), at 300 and 600 by 5-12%, hence the ceiling (docs/online.md). The
-    diagonal variant is not padded.
-
-    Examples
-    --------
-    >>> [padded_width(p, False) for p in (54, 64, 22, 200)], padded_width(54, True)
-    ([64, 64, 22, 200], 54)
-    """
-    if diagonal or p <= PAD_MIN_FEATURES or p > PAD_MAX_FEATURES:
-        return p
-    return -(-p // PAD_LANES) * PAD_LANES
-
-
-def run_padded(step, mu, cov, x, y, data, mask, C, phi):
-    """``step(mu, cov, x, y, data, mask, C, phi)`` run at :func:`padded_width`.
-
-    ``mu``, ``x``, the buffered rows and the factor ``L`` get zero columns (and rows),
-    which stay zero through every pair step (``u = z L`` and ``L u`` vanish there), so
-    the leading block is the same update; it is cut back afterwards. Used for the
-    per-pair loop only: the blocked form at p = 300 ran no faster padded to 304 (the
-    copies of ``L`` cost what the aligned GEMMs gain).
-    """
-    p = mu.shape[0]
-    q = padded_width(p, cov.ndim == 1)
-    if q == p:
-        return step(mu, cov, x, y, data, mask, C, phi)
-    e = q - p
-    mu, cov, loss = step(
-        jnp.pad(mu, (0, e)), jnp.pad(cov, ((0, e), (0, e))), jnp.pad(x, (0, e)), y,
-        jnp.pad(data, ((0, 0), (0, e))), mask, C, phi,
-    )
-    return mu[:p], cov[:p, :p], loss
 
 
 def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
@@ -232,8 +219,6 @@ def use_blocked(blocked: bool | None, p: int, buffer_size: int) -> bool:
 
 @cache
 def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool | None = None):
-    pair = _pair_diag if diagonal else _pair_full
-
     def update(state: CBRState, x, y):
         x = jnp.asarray(x, state.mu.dtype)  # the state's precision, whatever the input's
         if state.theta is not None:
@@ -250,13 +235,22 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
         # value: the push leaves class ``opp`` untouched, so the values are the same, but
         # XLA can then update the buffer in place; reading before writing makes it copy the
         # whole (2, M, d) buffer twice per instance.
-        buffers = buffers_push(state.buffers, own, x, sub, policy)
-        args = (state.mu, state.cov, x, y, buffers.data[opp], buffers.mask[opp], C_t, state.phi)
-        if not diagonal and use_blocked(blocked, state.mu.shape[0], size):
-            mu, cov, loss = _block_full(*args)  # padding measured no faster here
+        buffers, slot, written = buffers_push_slot(state.buffers, own, x, sub, policy)
+        data, mask = buffers.data[opp], buffers.mask[opp]
+        mu, cov, proj = state.mu, state.cov, state.proj
+        if diagonal:
+            mu, cov, loss = rank_against_buffer(_pair_diag, mu, cov, x, y, data, mask, C_t,
+                                                state.phi)
         else:
-            mu, cov, loss = run_padded(partial(rank_against_buffer, pair), *args)
-        new = state._replace(mu=mu, cov=cov, buffers=buffers, step=state.step + 1, key=key)
+            xl = x @ cov
+            proj = proj.at[own, slot].set(jnp.where(written, xl, proj[own, slot]))
+            if use_blocked(blocked, mu.shape[0], size):
+                mu, cov, proj, loss = _block_full(mu, cov, proj, x, y, data, mask, C_t, state.phi)
+            else:
+                mu, cov, proj, loss = _sweep_projected(mu, cov, proj, x, xl, y, opp, data, mask,
+                                                       C_t, state.phi)
+        new = state._replace(mu=mu, cov=cov, proj=proj, buffers=buffers, step=state.step + 1,
+                             key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 
     return update
@@ -296,6 +290,7 @@ def _init_state(key, p, C, eta, buffer_size, diagonal, dtype, theta=None):
         step=jnp.zeros((), jnp.int32),
         key=key,
         theta=theta,
+        proj=None if diagonal else jnp.zeros((2, buffer_size, p), dtype),
     )
 
 
