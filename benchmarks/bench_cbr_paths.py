@@ -3,12 +3,12 @@
 The full-covariance update of ``optrank.online.cbr`` runs one of two loops over an
 instance's stored opposite-class rows: the projected sweep (``_cbr._sweep_projected``: the
 stored rows are kept multiplied by the factor, so a pair costs O(d) unless it is in loss)
-and the blocked (compact-WY) form (``blocked=True``: every pair in matrix-matrix products;
-the default from ``p >= max(768, 5 k)``). This benchmark times each on the synthetic
-stream of ``bench_online.py`` (FIFO buffers of ``--buffer``, float32, best of 3 runs after
-a compiling run), reports the share of pairs in loss (which the projected sweep's cost
-follows), and marks the path the defaults choose: the evidence for the threshold
-(docs/online.md, "Full CBR: projected rows").
+and the blocked (compact-WY) form (``blocked=True``: every pair in matrix-matrix products).
+This benchmark times each on the synthetic stream of ``bench_online.py`` (FIFO buffers of
+``--buffer``, float32, best of 3 runs after a compiling run) and reports the share of
+instances with a pair in loss (the projected sweep's cost follows the pairs in loss);
+``*`` marks the default path. It is the evidence for that default (docs/online.md,
+"Full CBR: projected rows").
 
 Usage::
 
@@ -26,7 +26,6 @@ import jax
 import numpy as np
 from bench_online import stream  # the same synthetic stream (this folder is on sys.path)
 
-import optrank.online._cbr as cbr_module
 from optrank.online import cbr, run
 
 DIMS = (10, 22, 54, 64, 123, 200, 300, 600, 800, 1000)
@@ -68,8 +67,7 @@ def main():
         timed = {p: time_path(p, X, Y, args.buffer, args.C) for p in PATHS}
         row = {p: t * 1e9 for p, (t, _) in timed.items()}
         table[d] = row
-        chosen = "blocked" if cbr_module.use_blocked(None, d, args.buffer) else "projected"
-        cells = [f"{row[p]:.0f}{' *' if p == chosen else ''}" for p in PATHS]
+        cells = [f"{row[p]:.0f}{' *' if p == 'projected' else ''}" for p in PATHS]
         share = timed["projected"][1]
         print(f"| {d} | " + " | ".join(cells) + f" | {share:.0%} |", flush=True)
     print(f"load {os.getloadavg()[0]:.2f}")

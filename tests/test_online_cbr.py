@@ -375,16 +375,6 @@ def test_blocked_run_grid_equals_separate_runs():
         np.testing.assert_allclose(states.mu[i], s.mu, rtol=1e-9, atol=1e-12)
 
 
-def test_blocked_default_follows_features_and_buffer():
-    from optrank.online._cbr import use_blocked
-
-    assert not use_blocked(None, 300, 50)  # FCBR, 150 components: per pair, skipping
-    assert not use_blocked(None, 54, 50) and not use_blocked(None, 123, 50)  # covtype, a9a
-    assert not use_blocked(None, 700, 50) and use_blocked(None, 768, 50)
-    assert not use_blocked(None, 800, 200) and use_blocked(None, 1000, 200)
-    assert use_blocked(True, 4, 8) and not use_blocked(False, 300, 50)
-
-
 @pytest.mark.parametrize("policy", ["fifo", "reservoir"])
 @pytest.mark.parametrize("blocked", [False, True])
 def test_projections_of_stored_rows_stay_equal_to_rows_times_factor(policy, blocked):

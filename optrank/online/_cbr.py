@@ -6,9 +6,10 @@ opposite-class instance ``x``, in slot order, with ``z = x_t - x`` and
 ``C_t = C max(1, N_opp / M)`` where ``N_opp`` counts the opposite-class instances seen so
 far (Algorithm 2). The diagonal variant keeps only ``diag(Sigma)``; see ``docs/online.md``
 for how Proposition 2 is read. Fourier CBR (dissertation ch. 5) runs the same update on
-random Fourier features of ``x`` with ``C_t = C`` (Algorithm 8). With many features the
-full-covariance variants run an instance's pair steps in compact-WY (blocked) form, the same
-update in matrix-matrix products (:func:`use_blocked`).
+random Fourier features of ``x`` with ``C_t = C`` (Algorithm 8). The full-covariance
+variants keep every stored row multiplied by the covariance factor, so a pair without loss
+costs ``O(p)`` and only pairs in loss pay ``p x p`` work (:func:`_sweep_projected`); the
+compact-WY (blocked) form of the same update is kept as an option (``blocked=True``).
 """
 
 from __future__ import annotations
@@ -26,12 +27,6 @@ from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, 
 from optrank.online._xla import margin_dot
 
 UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
-# full covariance: the compact-WY update by default when p >= max(768, 5 * buffer_size).
-# The per-pair loop skips the update of pairs without loss, which the blocked form cannot;
-# on FCBR streams it ran 1.3-2x faster than the blocked form up to p = 600 and level at
-# p = 800 (with every pair in loss the crossover is p = 200-250, docs/online.md)
-BLOCKED_MIN_FEATURES = 768
-BLOCKED_FEATURES_PER_SLOT = 5
 
 
 class CBRState(NamedTuple):
@@ -203,22 +198,8 @@ def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
     return mu, cov, losses.sum()
 
 
-def use_blocked(blocked: bool | None, p: int, buffer_size: int) -> bool:
-    """Whether the full-covariance update of ``p`` features against ``buffer_size`` slots
-    runs in compact-WY form: ``blocked`` if given, else ``p >= max(768, 5 buffer_size)``.
-
-    Examples
-    --------
-    >>> use_blocked(None, 800, 50), use_blocked(None, 300, 50), use_blocked(True, 54, 50)
-    (True, False, True)
-    """
-    if blocked is not None:
-        return bool(blocked)
-    return p >= max(BLOCKED_MIN_FEATURES, BLOCKED_FEATURES_PER_SLOT * buffer_size)
-
-
 @cache
-def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool | None = None):
+def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool = False):
     def update(state: CBRState, x, y):
         x = jnp.asarray(x, state.mu.dtype)  # the state's precision, whatever the input's
         if state.theta is not None:
@@ -244,7 +225,7 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
         else:
             xl = x @ cov
             proj = proj.at[own, slot].set(jnp.where(written, xl, proj[own, slot]))
-            if use_blocked(blocked, mu.shape[0], size):
+            if blocked:
                 mu, cov, proj, loss = _block_full(mu, cov, proj, x, y, data, mask, C_t, state.phi)
             else:
                 mu, cov, proj, loss = _sweep_projected(mu, cov, proj, x, xl, y, opp, data, mask,
@@ -302,7 +283,7 @@ def cbr(
     policy: str = "fifo",
     diagonal: bool = False,
     class_weighted: bool = True,
-    blocked: bool | None = None,
+    blocked: bool = False,
     dtype=jnp.float32,
 ) -> Learner:
     """CBR (Proposition 1) or CBR-diag (Proposition 2, ``diagonal=True``).
@@ -320,11 +301,12 @@ def cbr(
         Keep only the diagonal of the covariance.
     class_weighted : bool
         Use ``C_t = C max(1, N_opp / M)`` (True, Algorithm 1) or ``C_t = C``.
-    blocked : bool or None
-        Full covariance only: run the pair steps of an instance in compact-WY form
-        (the same update, in matrix-matrix products; faster for many features). None
-        (default) chooses it when ``n_features >= max(768, 5 buffer_size)``
-        (:func:`use_blocked`); ignored with ``diagonal=True``.
+    blocked : bool
+        Full covariance only: run the pair steps of an instance in compact-WY form (the
+        same update, every pair in matrix-matrix products) instead of the default sweep
+        over projected rows, which pays ``p x p`` work only for pairs in loss and was the
+        faster at every width measured (docs/online.md, "Full CBR: projected rows");
+        ignored with ``diagonal=True``.
     dtype : float32 (default) or float64.
 
     Examples
@@ -343,9 +325,7 @@ def cbr(
     def init(key, n_features: int) -> CBRState:
         return _init_state(key, n_features, C, eta, buffer_size, diagonal, dtype)
 
-    update = _cbr_update(
-        policy, bool(diagonal), bool(class_weighted), None if blocked is None else bool(blocked)
-    )
+    update = _cbr_update(policy, bool(diagonal), bool(class_weighted), bool(blocked))
     return Learner(init, update, _score)
 
 
@@ -359,16 +339,14 @@ def fourier_cbr(
     policy: str = "fifo",
     diagonal: bool = False,
     class_weighted: bool = False,
-    blocked: bool | None = None,
+    blocked: bool = False,
     dtype=jnp.float32,
 ) -> Learner:
     """Fourier CBR (FCBR, dissertation Proposition 3 / Algorithms 8-9).
 
     CBR on ``2 n_components`` random Fourier features of the Gaussian kernel
     ``exp(-gamma ||x - x'||^2)``; frequencies are drawn from the ``init`` key.
-    ``C_t = C`` as in Algorithm 8 unless ``class_weighted``. ``blocked`` as for :func:`cbr`
-    (with the default 150 components, ``p = 300`` and buffers of 50 run the per-pair loop,
-    which skips pairs without loss).
+    ``C_t = C`` as in Algorithm 8 unless ``class_weighted``. ``blocked`` as for :func:`cbr`.
 
     Examples
     --------
@@ -385,7 +363,5 @@ def fourier_cbr(
         theta = fourier_frequencies(k_theta, n_features, n_components, gamma, jnp.dtype(dtype))
         return _init_state(k_state, 2 * n_components, C, eta, buffer_size, diagonal, dtype, theta)
 
-    update = _cbr_update(
-        policy, bool(diagonal), bool(class_weighted), None if blocked is None else bool(blocked)
-    )
+    update = _cbr_update(policy, bool(diagonal), bool(class_weighted), bool(blocked))
     return Learner(init, update, _score)
