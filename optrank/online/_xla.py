@@ -121,46 +121,4 @@ def margin_dot(rows, z):
     return lane_dot(rows, z[None, :] if z.ndim == 1 else z)
 
 
-def only_if(pred, step, operands):
-    """``step(operands)`` where ``pred`` holds, else ``operands`` unchanged; for a step that
-    is an exact no-op when ``pred`` is False (a zero step size), so both forms give the
-    same values.
-
-    In a single stream this is a branch (``lax.cond``): full CBR skips its two ``d x d``
-    passes on pairs without loss, most pairs once the ranker is trained. Under
-    ``run_grid``'s ``vmap`` a ``cond`` would become a select computing both branches plus
-    a pass to choose, so the step is applied unconditionally there.
-
-    Examples
-    --------
-    >>> import jax.numpy as jnp
-    >>> only_if(jnp.array(False), lambda x: x + 1, jnp.zeros(2)).tolist()
-    [0.0, 0.0]
-    """
-    if _GRID_TRACE.get():
-        return step(operands)
-    import jax
-
-    return jax.lax.cond(pred, step, lambda ops: ops, operands)
-
-
-def transposed_matvec(L, z):
-    """``L^T z`` for a square factor ``L``, written the way XLA CPU runs fastest.
-
-    In a single stream ``z @ L`` lowers to a column-major matrix-vector product, while
-    ``L.T @ z`` lowers to a transposed copy of ``L`` fused into the product, a strided
-    pass (full CBR per pair at d = 54: 0.94 -> 0.69 us; 40 -> 20 us at d = 300). Under
-    ``run_grid``'s ``vmap`` the batched ``L.T @ z`` is the faster of the two (21 values
-    of C at d = 54: 3.2e5 against 1.7e5 pair updates per second). Same products, only the
-    summation order may differ.
-
-    Examples
-    --------
-    >>> import jax.numpy as jnp
-    >>> transposed_matvec(jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.array([1.0, 1.0])).tolist()
-    [4.0, 6.0]
-    """
-    return L.T @ z if _GRID_TRACE.get() else z @ L
-
-
 raise_small_loop_threshold()
