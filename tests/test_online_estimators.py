@@ -48,6 +48,21 @@ def test_resume_from_npz_is_bit_identical(est, tmp_path):
     assert full.score(X, y) > 0.75
 
 
+@pytest.mark.parametrize("est", ESTIMATORS[:3:2], ids=["CBR", "FourierCBR"])
+def test_full_covariance_state_saved_without_projections_still_resumes(est, tmp_path):
+    """Files written before CBRState.proj existed hold no ``proj``: loading rebuilds it
+    from the stored rows and the factor, and the stream resumes as if uninterrupted."""
+    X, y = toy()
+    full = clone(est).partial_fit(X[:80], y[:80]).partial_fit(X[80:], y[80:])
+    path = clone(est).partial_fit(X[:80], y[:80]).save(tmp_path / "state.npz")
+    with np.load(path) as f:
+        old = {k: f[k] for k in f.files if k != "proj"}
+    np.savez(tmp_path / "old.npz", **old)
+    resumed = type(est).load(tmp_path / "old.npz").partial_fit(X[80:], y[80:])
+    np.testing.assert_allclose(resumed.decision_function(X), full.decision_function(X),
+                               rtol=1e-10, atol=1e-12)
+
+
 def test_learn_one_matches_partial_fit():
     X, y = toy(n=80)
     est = ESTIMATORS[0]

@@ -402,14 +402,27 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         est.classes_ = np.asarray(meta["classes"])
         est._start(est.n_features_in_)
         with _precision(est.dtype):
-            est.state_ = state_from_arrays(est.state_, arrays)
+            est.state_ = state_from_arrays(est.state_, est._complete_arrays(arrays))
         return est
+
+    def _complete_arrays(self, arrays: dict) -> dict:
+        """State arrays of a file written by an older version, completed where a field has
+        since been added that follows from the others (see :class:`CBR`)."""
+        return arrays
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.non_deterministic = self.random_state is None
         return tags
+
+
+def _with_projections(arrays: dict, diagonal: bool) -> dict:
+    """A full-covariance CBR state saved before ``CBRState.proj`` existed (2026-11-26): the
+    projections are the stored rows times the factor, ``buffers.data @ cov``."""
+    if diagonal or "proj" in arrays:
+        return arrays
+    return {**arrays, "proj": np.asarray(arrays["buffers.data"]) @ np.asarray(arrays["cov"])}
 
 
 class CBR(_OnlineRanker):
@@ -465,6 +478,9 @@ class CBR(_OnlineRanker):
 
     def _vmap_pays(self):
         return bool(self.diagonal)  # a vmapped full covariance runs slower than a loop
+
+    def _complete_arrays(self, arrays):
+        return _with_projections(arrays, self.diagonal)
 
 
 class FourierCBR(_OnlineRanker):
@@ -524,6 +540,9 @@ class FourierCBR(_OnlineRanker):
 
     def _vmap_pays(self):
         return bool(self.diagonal)
+
+    def _complete_arrays(self, arrays):
+        return _with_projections(arrays, self.diagonal)
 
 
 class OAM(_OnlineRanker):
