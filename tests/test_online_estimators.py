@@ -51,8 +51,9 @@ def test_resume_from_npz_is_bit_identical(est, tmp_path):
 @pytest.mark.parametrize("est", ESTIMATORS[:3:2], ids=["CBR", "FourierCBR"])
 def test_full_covariance_state_saved_without_projections_still_resumes(est, tmp_path):
     """Files written before CBRState.proj existed hold no ``proj``: loading rebuilds it
-    from the stored rows and the factor, and the stream resumes as if uninterrupted."""
-    X, y = toy()
+    from the stored rows and the factor, and the stream resumes as if uninterrupted
+    (30 features: CBR's projections are stored padded to 32 columns)."""
+    X, y = toy(d=30)
     full = clone(est).partial_fit(X[:80], y[:80]).partial_fit(X[80:], y[80:])
     path = clone(est).partial_fit(X[:80], y[:80]).save(tmp_path / "state.npz")
     with np.load(path) as f:

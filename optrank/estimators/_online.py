@@ -422,7 +422,11 @@ def _with_projections(arrays: dict, diagonal: bool) -> dict:
     projections are the stored rows times the factor, ``buffers.data @ cov``."""
     if diagonal or "proj" in arrays:
         return arrays
-    return {**arrays, "proj": np.asarray(arrays["buffers.data"]) @ np.asarray(arrays["cov"])}
+    from optrank.online._cbr import proj_width
+
+    proj = np.asarray(arrays["buffers.data"]) @ np.asarray(arrays["cov"])
+    pad = proj_width(proj.shape[-1]) - proj.shape[-1]
+    return {**arrays, "proj": np.pad(proj, ((0, 0), (0, 0), (0, pad)))}
 
 
 class CBR(_OnlineRanker):

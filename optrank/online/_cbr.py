@@ -27,6 +27,27 @@ from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, 
 from optrank.online._xla import margin_dot
 
 UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
+PROJ_LANES = 16  # rows of ``CBRState.proj`` are padded to whole 16-float registers ...
+PROJ_MIN_PADDED, PROJ_MAX_PADDED = 25, 192  # ... for this many features (docs/online.md)
+
+
+def proj_width(p: int) -> int:
+    """Width of the stored rows' projections: ``p`` rounded up to :data:`PROJ_LANES` for
+    ``PROJ_MIN_PADDED <= p <= PROJ_MAX_PADDED``, else ``p``.
+
+    The padded columns stay zero. XLA CPU runs the product ``P u`` and the rank-one map of
+    ``P`` for a pair in loss faster on whole registers: on the benchmark's stream +15% at
+    p = 123 (padded to 128) and +5-50% at p = 54 (64), but -11% at p = 22 (32); FCBR's
+    p = 300 padded to 304 measured slower (docs/online.md, "Full CBR: projected rows").
+
+    Examples
+    --------
+    >>> proj_width(22), proj_width(54), proj_width(64), proj_width(300)
+    (22, 64, 64, 300)
+    """
+    if not PROJ_MIN_PADDED <= p <= PROJ_MAX_PADDED:
+        return p
+    return -(-p // PROJ_LANES) * PROJ_LANES
 
 
 class CBRState(NamedTuple):
@@ -44,8 +65,9 @@ class CBRState(NamedTuple):
     step : int32 number of instances seen.
     key : PRNG key for reservoir sampling.
     theta : (d, m) Fourier frequencies, or None for linear CBR.
-    proj : (2, M, p) the stored rows times the factor, ``buffers.data @ L``, kept current
-        by every update (full covariance); None for CBR-diag.
+    proj : (2, M, q) the stored rows times the factor, ``buffers.data @ L``, kept current
+        by every update (full covariance), in the first ``p`` columns of
+        ``q = proj_width(p)`` (the rest zero); None for CBR-diag.
     """
 
     mu: jax.Array
@@ -73,7 +95,7 @@ def _sweep_projected(mu, L, P, x, xl, y, opp, data, mask, C, phi):
     ``P`` and ``xl`` by the same rank-one map (docs/online.md, "Full CBR: projected rows").
     Returns ``mu, L, P`` and the summed loss of the pairs, each before its own step.
     """
-    k = data.shape[0]
+    k, p = data.shape
     slots = jnp.arange(k)
     U = xl - P[opp]
     # row norms as a matrix-vector product: XLA CPU vectorises the product, and would
@@ -91,15 +113,16 @@ def _sweep_projected(mu, L, P, x, xl, y, opp, data, mask, C, phi):
 
     def step(carry):
         j, loss, mu, L, P, xl, m, v = carry
-        u = xl - P[opp, j]
+        u = xl - P[opp, j]  # zero beyond column p (proj_width)
         vj = margin_dot(u[None], u)[0]  # |u|^2 afresh: the factor's step needs it exact
         alpha, beta = scw_coefficients(m[j], vj, C, phi)
         gamma = beta / (1.0 + jnp.sqrt(jnp.maximum(1.0 - beta * vj, 0.0)))
-        Lu = L @ u
+        up = u[:p]
+        Lu = L @ up
         s = P @ u  # (2, M): b.(L u) for every stored row
         c = (xl @ u) - s[opp]  # u_i . u for the opposite slots
         mu = mu + alpha * y * Lu
-        L = L - gamma * jnp.outer(Lu, u)
+        L = L - gamma * jnp.outer(Lu, up)
         P = P - gamma * s[..., None] * u
         xl = xl - (gamma * (xl @ u)) * u
         m = m + alpha * c
@@ -163,8 +186,9 @@ def _block_full(mu, L, P, x, y, data, mask, C, phi):
     m0 = y * (Z @ mu)
     U, R, c, loss = _wy_sweep(Z @ L, m0, mask, C, phi)
     LU = L @ U.T
+    U = jnp.pad(U, ((0, 0), (0, P.shape[-1] - U.shape[1])))  # to proj_width
     PU = P @ U.T  # (2, M, k)
-    return mu + y * (LU @ c), L - (LU @ R.T) @ U, P - (PU @ R.T) @ U, loss
+    return mu + y * (LU @ c), L - (LU @ R.T) @ U[:, : L.shape[1]], P - (PU @ R.T) @ U, loss
 
 
 def _pair_diag(mu, cov, z, y, C, phi, ok):
@@ -224,6 +248,7 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
                                                 state.phi)
         else:
             xl = x @ cov
+            xl = jnp.pad(xl, (0, proj.shape[-1] - xl.shape[0]))
             proj = proj.at[own, slot].set(jnp.where(written, xl, proj[own, slot]))
             if blocked:
                 mu, cov, proj, loss = _block_full(mu, cov, proj, x, y, data, mask, C_t, state.phi)
@@ -271,7 +296,7 @@ def _init_state(key, p, C, eta, buffer_size, diagonal, dtype, theta=None):
         step=jnp.zeros((), jnp.int32),
         key=key,
         theta=theta,
-        proj=None if diagonal else jnp.zeros((2, buffer_size, p), dtype),
+        proj=None if diagonal else jnp.zeros((2, buffer_size, proj_width(p)), dtype),
     )
 
 
