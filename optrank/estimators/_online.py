@@ -402,13 +402,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         est.classes_ = np.asarray(meta["classes"])
         est._start(est.n_features_in_)
         with _precision(est.dtype):
-            est.state_ = state_from_arrays(est.state_, est._complete_arrays(arrays))
+            est.state_ = state_from_arrays(est.state_, _with_projections(arrays, est.state_))
         return est
-
-    def _complete_arrays(self, arrays: dict) -> dict:
-        """State arrays of a file written by an older version, completed where a field has
-        since been added that follows from the others (see :class:`CBR`)."""
-        return arrays
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -417,16 +412,14 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         return tags
 
 
-def _with_projections(arrays: dict, diagonal: bool) -> dict:
-    """A full-covariance CBR state saved before ``CBRState.proj`` existed (2026-11-26): the
-    projections are the stored rows times the factor, ``buffers.data @ cov``."""
-    if diagonal or "proj" in arrays:
+def _with_projections(arrays: dict, template) -> dict:
+    """Saved state arrays completed with ``proj`` where the learner keeps one (full CBR,
+    FCBR) and the file predates it (2026-11-26): the stored rows times the factor."""
+    if getattr(template, "proj", None) is None or "proj" in arrays:
         return arrays
-    from optrank.online._cbr import proj_width
+    from optrank.online._cbr import project_rows
 
-    proj = np.asarray(arrays["buffers.data"]) @ np.asarray(arrays["cov"])
-    pad = proj_width(proj.shape[-1]) - proj.shape[-1]
-    return {**arrays, "proj": np.pad(proj, ((0, 0), (0, 0), (0, pad)))}
+    return {**arrays, "proj": np.asarray(project_rows(arrays["buffers.data"], arrays["cov"]))}
 
 
 class CBR(_OnlineRanker):
@@ -483,8 +476,6 @@ class CBR(_OnlineRanker):
     def _vmap_pays(self):
         return bool(self.diagonal)  # a vmapped full covariance runs slower than a loop
 
-    def _complete_arrays(self, arrays):
-        return _with_projections(arrays, self.diagonal)
 
 
 class FourierCBR(_OnlineRanker):
@@ -545,8 +536,6 @@ class FourierCBR(_OnlineRanker):
     def _vmap_pays(self):
         return bool(self.diagonal)
 
-    def _complete_arrays(self, arrays):
-        return _with_projections(arrays, self.diagonal)
 
 
 class OAM(_OnlineRanker):

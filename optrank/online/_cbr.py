@@ -50,6 +50,14 @@ def proj_width(p: int) -> int:
     return -(-p // PROJ_LANES) * PROJ_LANES
 
 
+def project_rows(rows, L):
+    """``rows @ L`` with the last axis zero-padded to :func:`proj_width`: the projections
+    :class:`CBRState` keeps for stored rows (and ``x L`` for an arriving row)."""
+    out = rows @ L
+    pad = proj_width(L.shape[1]) - L.shape[1]
+    return jnp.pad(out, [(0, 0)] * (out.ndim - 1) + [(0, pad)])
+
+
 class CBRState(NamedTuple):
     """State of CBR, CBR-diag and Fourier CBR.
 
@@ -186,9 +194,9 @@ def _block_full(mu, L, P, x, y, data, mask, C, phi):
     m0 = y * (Z @ mu)
     U, R, c, loss = _wy_sweep(Z @ L, m0, mask, C, phi)
     LU = L @ U.T
+    L_k = L - (LU @ R.T) @ U
     U = jnp.pad(U, ((0, 0), (0, P.shape[-1] - U.shape[1])))  # to proj_width
-    PU = P @ U.T  # (2, M, k)
-    return mu + y * (LU @ c), L - (LU @ R.T) @ U[:, : L.shape[1]], P - (PU @ R.T) @ U, loss
+    return mu + y * (LU @ c), L_k, P - ((P @ U.T) @ R.T) @ U, loss
 
 
 def _pair_diag(mu, cov, z, y, C, phi, ok):
@@ -247,8 +255,7 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
             mu, cov, loss = rank_against_buffer(_pair_diag, mu, cov, x, y, data, mask, C_t,
                                                 state.phi)
         else:
-            xl = x @ cov
-            xl = jnp.pad(xl, (0, proj.shape[-1] - xl.shape[0]))
+            xl = project_rows(x, cov)
             proj = proj.at[own, slot].set(jnp.where(written, xl, proj[own, slot]))
             if blocked:
                 mu, cov, proj, loss = _block_full(mu, cov, proj, x, y, data, mask, C_t, state.phi)
