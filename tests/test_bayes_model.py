@@ -138,7 +138,7 @@ def test_unbounded_online_approaches_batch():
     """
     X, y = _ring(200, 4)
     (Xt, yt), (Xs, ys) = (X[:100], y[:100]), (X[100:], y[100:])
-    batch = optrank.B2RMK(max_iter=100, accelerate=False).fit(Xt, yt)  # OB2RMK's initial fit
+    batch = optrank.B2RMK().fit(Xt, yt)  # OB2RMK's initial fit: B2RMK's defaults
     online = optrank.OB2RMK(budget=None, n_iter=30, init_fraction=0.5, shuffle=False).fit(Xt, yt)
     s_b, s_o = batch.decision_function(Xs), online.decision_function(Xs)
     assert len(online.support_labels_) == 100
@@ -431,6 +431,7 @@ def test_verbose_shows_progress_and_changes_nothing(capsys):
     (lambda: optrank.B2RMK(alpha_a=0.0), "alpha_a must"),
     (lambda: optrank.OB2RMK(init_fraction=1.0), "init_fraction must"),
     (lambda: optrank.OB2RMK(init_max_iter=0), "init_max_iter must"),
+    (lambda: optrank.OB2RMK(init_accelerate=1), "init_accelerate must"),
     (lambda: optrank.KOIL(budget=0), "budget must"),
     (lambda: optrank.KOIL(budget=None), "budget must"),
     (lambda: optrank.KOIL(k=0), "k must"),

@@ -17,12 +17,14 @@ def _sonar():
 
 
 def test_ob2rmk_sonar_five_fold_auc_is_close_to_b2rmk():
-    """Table 3 settings (budget 100, k = 3, C = 1, 30 sweeps, initial B2RMK on 1/8).
+    """Table 3 settings (budget 100, k = 3, C = 1, 30 sweeps, initial B2RMK on 1/8 at
+    B2RMK's defaults: 1000 sweeps with the parameter-expansion moves).
 
     Reference: B2RMK's 5-fold AUC on the same folds is 0.895 (docs/bayes.md; paper
-    0.942, OB2RMK 0.915). This run (stream order seed 0) scores 0.794; four orders give
-    0.794-0.840, mean 0.820. Threshold 0.77 = B2RMK - 0.125. The sonar file is sorted by
-    class: streamed in that order (``shuffle=False``) the same run scored 0.677.
+    0.942, OB2RMK 0.915). This run (stream order seed 0) scores 0.881; four orders give
+    0.866-0.884, mean 0.876. Threshold 0.85 = B2RMK - 0.045: the initial fit of 100
+    plain sweeps used before 2026-11-26 scores 0.794 here and fails it. The sonar file
+    is sorted by class: streamed in that order (``shuffle=False``) the run scores 0.555.
     """
     X, y = _sonar()
     aucs = []
@@ -33,7 +35,7 @@ def test_ob2rmk_sonar_five_fold_auc_is_close_to_b2rmk():
             model.fit(scaler.transform(X[train]), y[train])
             scores = model.decision_function(scaler.transform(X[test]))
             aucs.append(roc_auc_score(y[test], scores))
-    assert np.mean(aucs) > 0.77, np.round(aucs, 3)
+    assert np.mean(aucs) > 0.85, np.round(aucs, 3)
 
 
 def test_shuffle_false_streams_in_the_given_order():

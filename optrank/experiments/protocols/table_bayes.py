@@ -68,7 +68,8 @@ OB2RMK_TABLE3 = Protocol(
     reference_method="OB2RMK",
     quick_params={"n_iter": 5},
     description="OB2RMK, budget 100 per class, k = 3, C from {0.1, 1, 3} chosen on the initial "
-    "half fold, 30 sweeps per update (Table 3).",
+    "half fold, 30 sweeps per update, initial B2RMK at its defaults (100 plain sweeps before "
+    "2026-11-26) (Table 3).",
     **{**_COMMON, "quick_instances": 150},
 )
 
