@@ -3,7 +3,7 @@
 from optrank.bayes._batch import BatchHyper, BatchResult, elbo, fit_batch
 from optrank.bayes._gig import GIGMoments, gig_moments, half_gig_moments, log_kv
 from optrank.bayes._kernels import KernelPool, combine
-from optrank.bayes._koil import KOILState, koil_init, koil_scores, koil_step
+from optrank.bayes._koil import KOILState, koil_init, koil_scores, koil_step, pool_mean_kernel
 from optrank.bayes._linalg import gaussian_from_precision, marginal_precision, scaled_cholesky
 from optrank.bayes._online import (
     OnlineHyper,
@@ -44,6 +44,7 @@ __all__ = [
     "model_predict",
     "online_step",
     "plot_weights",
+    "pool_mean_kernel",
     "posterior_scores",
     "scaled_cholesky",
 ]

@@ -3,7 +3,9 @@
 The rules implemented (docs/bayes.md states them and where they are our reading):
 
 * ``f(x) = sum_i alpha_i k(x_i, x)`` over two buffers (positives, negatives) of size
-  ``budget`` each, one Gaussian kernel ``k(x, z) = exp(-||x - z||^2 / (2 width^2))``.
+  ``budget`` each, one Gaussian kernel ``k(x, z) = exp(-||x - z||^2 / (2 width^2))``, or
+  any kernel function given as ``kernel`` (the B2RMK paper's ``KOIL^u`` runs KOIL on the
+  unweighted mean of its normalised pool, :func:`pool_mean_kernel`).
 * On ``(x_t, y_t)``: the ``k`` nearest opposite support vectors (kernel distance) give
   the localized pairwise hinge losses ``max(0, 1 - y_t (f(x_t) - f(x_j)))``.
 * A stochastic gradient step of size ``eta`` on ``||f||^2 / 2 + C * loss``:
@@ -41,25 +43,57 @@ def gaussian(X: np.ndarray, Z: np.ndarray, width: float) -> np.ndarray:
     return np.exp(-np.maximum(sq, 0.0) / (2.0 * width**2))
 
 
+def pool_mean_kernel(pool):
+    """``k(x, z) = mean_m K_m(x, z)`` over a :class:`~optrank.bayes.KernelPool`: the
+    unweighted combination of its spherically normalised kernels (unit diagonal, so the
+    kernel distance orders neighbours as ``-k`` does).
+
+    Examples
+    --------
+    >>> from optrank.bayes import KernelPool
+    >>> k = pool_mean_kernel(KernelPool(gaussian_widths=(1.0,), poly_degrees=(1,)))
+    >>> float(k(np.zeros((1, 2)), np.zeros((1, 2)))[0, 0])
+    1.0
+    """
+
+    def kernel(X, Z):
+        return pool.matrices(X, Z).mean(axis=0)
+
+    return kernel
+
+
+def _kernel_of(width, kernel):
+    if kernel is not None:
+        return kernel
+    if width is None:
+        raise ValueError("give the Gaussian width or a kernel function")
+    return lambda X, Z: gaussian(X, Z, width)
+
+
 def koil_init(n_features: int) -> KOILState:
     """Empty buffers."""
     return KOILState(np.empty((0, n_features)), np.empty(0), np.empty(0), np.empty(0, int))
 
 
-def koil_scores(state: KOILState, X: np.ndarray, width: float) -> np.ndarray:
-    """``f(x)`` for the rows of ``X``."""
+def koil_scores(state: KOILState, X: np.ndarray, width: float | None = None, *,
+                kernel=None) -> np.ndarray:
+    """``f(x)`` for the rows of ``X`` (Gaussian of ``width``, or ``kernel(X, Z)``)."""
+    kern = _kernel_of(width, kernel)
     if len(state.alpha) == 0:
         return np.zeros(X.shape[0])
-    return state.alpha @ gaussian(state.X, X, width)
+    return state.alpha @ kern(state.X, X)
 
 
-def koil_step(state, x, y, *, width, C, eta, k, budget, policy, rng) -> KOILState:
-    """One KOIL update (gradient step, then buffer update with compensation)."""
+def koil_step(state, x, y, *, C, eta, k, budget, policy, rng, width=None,
+              kernel=None) -> KOILState:
+    """One KOIL update (gradient step, then buffer update with compensation), with the
+    Gaussian kernel of ``width`` or the kernel function ``kernel(X, Z)``."""
+    kern = _kernel_of(width, kernel)
     y = float(y)
     state.t += 1
     state.seen[y] += 1
-    k_x = gaussian(state.X, x[None, :], width)[:, 0]
-    new_alpha = _gradient_step(state, k_x, y, C=C, eta=eta, k=k, width=width)
+    k_x = kern(state.X, x[None, :])[:, 0]
+    new_alpha = _gradient_step(state, k_x, y, C=C, eta=eta, k=k, kern=kern)
     same = np.flatnonzero(state.y == y)
     if len(same) < budget:
         return _insert(state, x, y, new_alpha)
@@ -67,19 +101,19 @@ def koil_step(state, x, y, *, width, C, eta, k, budget, policy, rng) -> KOILStat
     if r is None:
         _compensate(state, same, k_x, new_alpha)
         return state
-    k_r = gaussian(state.X, state.X[r][None, :], width)[:, 0]
+    k_r = kern(state.X, state.X[r][None, :])[:, 0]
     others = same[same != r]
     _compensate(state, others, k_r, state.alpha[r])
     state.X[r], state.alpha[r], state.born[r] = x, new_alpha, state.t
     return state
 
 
-def _gradient_step(state, k_x, y, *, C, eta, k, width) -> float:
+def _gradient_step(state, k_x, y, *, C, eta, k, kern) -> float:
     opp = np.flatnonzero(state.y != y)
     violated = np.empty(0, int)
     if len(opp):
         nn = opp[np.argsort(-k_x[opp], kind="stable")[:k]]
-        f_nn = state.alpha @ gaussian(state.X, state.X[nn], width)
+        f_nn = state.alpha @ kern(state.X, state.X[nn])
         violated = nn[1.0 - y * (state.alpha @ k_x - f_nn) > 0]
     state.alpha *= 1.0 - eta
     state.alpha[violated] -= eta * C * y

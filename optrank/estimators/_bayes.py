@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_limits
 from optrank._validation import binary_labels, check_positive_fields, is_count, is_positive
 from optrank.bayes._batch import BatchHyper, fit_batch
 from optrank.bayes._kernels import DEFAULT_DEGREES, DEFAULT_WIDTHS, KernelPool
-from optrank.bayes._koil import koil_init, koil_scores, koil_step
+from optrank.bayes._koil import koil_init, koil_scores, koil_step, pool_mean_kernel
 from optrank.bayes._online import (
     OnlineHyper,
     check_budget,
@@ -493,7 +493,7 @@ def _initial_size(y: np.ndarray, fraction: float) -> int:
 
 
 class KOIL(RankerMixin, BaseEstimator):
-    """KOIL (Hu et al. 2015): online AUC maximisation, one Gaussian kernel, fixed budgets.
+    """KOIL (Hu et al. 2015): online AUC maximisation with a kernel and fixed budgets.
 
     ``policy`` is ``"rs++"`` (reservoir sampling) or ``"fifo++"``, both with the
     compensation step; see :mod:`optrank.bayes._koil` for the update rules.
@@ -505,6 +505,11 @@ class KOIL(RankerMixin, BaseEstimator):
     stream alone (half of one of four training folds, section 6.2.2 of the B2RMK
     paper), by 3-fold stratified CV there; ties go to the point nearest ``(C, width)``
     in log scale. The whole stream is then learned with the chosen ``C_``, ``width_``.
+
+    ``kernel="pool"`` runs KOIL on the unweighted mean of B2RMK's normalised kernel pool
+    (``gaussian_widths``, ``poly_degrees``): the paper's KOIL^u, which gives KOIL the
+    multiple-kernel information without learning the weights. ``width`` and
+    ``width_grid`` do not apply then (``width_`` is None).
 
     Parameters
     ----------
@@ -528,6 +533,9 @@ class KOIL(RankerMixin, BaseEstimator):
     pos_label : as :class:`B2RMK`.
     random_state : int or None
         Seeds the stream order and reservoir sampling.
+    kernel : {"gaussian", "pool"}, default "gaussian"
+        One Gaussian kernel of ``width``, or the mean of the kernel pool (above).
+    gaussian_widths, poly_degrees : the kernel pool of ``kernel="pool"``, as :class:`B2RMK`.
 
     Examples
     --------
@@ -535,6 +543,8 @@ class KOIL(RankerMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 2)); y = np.where(X[:, 0] > 0, 1, -1)
     >>> KOIL(budget=20, C=10.0, random_state=0).fit(X, y).score(X, y) > 0.9
+    True
+    >>> KOIL(budget=20, C=10.0, kernel="pool", random_state=0).fit(X, y).score(X, y) > 0.9
     True
     """
 
@@ -552,9 +562,14 @@ class KOIL(RankerMixin, BaseEstimator):
         shuffle=True,
         pos_label=None,
         random_state=None,
+        kernel="gaussian",
+        gaussian_widths=DEFAULT_WIDTHS,
+        poly_degrees=DEFAULT_DEGREES,
     ):
         self.budget, self.k, self.C, self.eta = budget, k, C, eta
         self.width, self.policy = width, policy
+        self.kernel = kernel
+        self.gaussian_widths, self.poly_degrees = gaussian_widths, poly_degrees
         self.C_grid, self.width_grid, self.tune_fraction = C_grid, width_grid, tune_fraction
         self.shuffle = shuffle
         self.pos_label = pos_label
@@ -563,18 +578,26 @@ class KOIL(RankerMixin, BaseEstimator):
     def fit(self, X, y):
         if self.policy not in ("rs++", "fifo++"):
             raise ValueError(f"policy must be 'rs++' or 'fifo++', got {self.policy!r}")
+        if self.kernel not in ("gaussian", "pool"):
+            raise ValueError(f"kernel must be 'gaussian' or 'pool', got {self.kernel!r}")
+        gaussian = self.kernel == "gaussian"
+        if not gaussian and self.width_grid is not None:
+            raise ValueError("width_grid applies to kernel='gaussian' only; "
+                             "kernel='pool' averages the whole pool")
         _check_count(self, "budget", "k")
         check_positive_fields(self, ("C", "eta", "width"))
         _check_fraction(self, "tune_fraction", closed_right=True)
         _check_grid(self, "C_grid")
         _check_grid(self, "width_grid")
+        self._kernel_function()  # checks the pool's widths and degrees
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         self.rng_ = np.random.default_rng(self.random_state)
         if self.shuffle:
             order = self.rng_.permutation(len(y))
             X, y = X[order], y[order]
-        self.C_, self.width_, self.tune_scores_ = float(self.C), float(self.width), {}
+        self.C_, self.tune_scores_ = float(self.C), {}
+        self.width_ = float(self.width) if gaussian else None
         if self.C_grid is not None or self.width_grid is not None:
             self._tune(X, y)
         self.state_ = koil_init(X.shape[1])
@@ -582,14 +605,26 @@ class KOIL(RankerMixin, BaseEstimator):
         return self
 
     def _tune(self, X, y) -> None:
-        default = {"C": float(self.C), "width": float(self.width)}
+        default = {"C": float(self.C)}
         Cs = [default["C"]] if self.C_grid is None else [float(c) for c in self.C_grid]
-        ws = [default["width"]] if self.width_grid is None else [float(w) for w in self.width_grid]
-        grid = [{"C": c, "width": w} for c in Cs for w in ws]
+        grid = [{"C": c} for c in Cs]
+        if self.kernel == "gaussian":
+            default["width"] = float(self.width)
+            ws = ([default["width"]] if self.width_grid is None
+                  else [float(w) for w in self.width_grid])
+            grid = [{"C": c, "width": w} for c in Cs for w in ws]
         n0 = _initial_size(y, self.tune_fraction)
         fixed = {"C_grid": None, "width_grid": None, "shuffle": False}
         best, self.tune_scores_ = _select_on_batch(self, grid, default, X[:n0], y[:n0], fixed)
-        self.C_, self.width_ = best["C"], best["width"]
+        self.C_ = best["C"]
+        self.width_ = best.get("width", self.width_)
+
+    def _kernel_function(self):
+        """None for the Gaussian of ``width_`` (``koil_step``'s own), else the pool's mean
+        kernel (built on each call: a closure would not pickle with the estimator)."""
+        if self.kernel == "gaussian":
+            return None
+        return pool_mean_kernel(KernelPool(self.gaussian_widths, self.poly_degrees))
 
     def _stream(self, X, y) -> None:
         with threadpool_limits(1):
@@ -598,12 +633,14 @@ class KOIL(RankerMixin, BaseEstimator):
         self.dual_coef_ = self.state_.alpha
 
     def _steps(self, X, y) -> None:
+        kernel = self._kernel_function()
         for xi, yi in zip(X, y, strict=True):
             self.state_ = koil_step(
                 self.state_,
                 xi,
                 yi,
                 width=self.width_,
+                kernel=kernel,
                 C=self.C_,
                 eta=self.eta,
                 k=self.k,
@@ -614,4 +651,4 @@ class KOIL(RankerMixin, BaseEstimator):
 
     def decision_function(self, X):
         X = _dense(validate_predict_data(self, X))
-        return koil_scores(self.state_, X, self.width_)
+        return koil_scores(self.state_, X, self.width_, kernel=self._kernel_function())
