@@ -46,6 +46,7 @@ _LAZY = {
     "B2RMK": "optrank.estimators._bayes",
     "OB2RMK": "optrank.estimators._bayes",
     "KOIL": "optrank.estimators._bayes",
+    "PrefixTuned": "optrank.estimators._prefix",
     "SolverError": "optrank.solvers",
     "Program": "optrank.solvers",
     "Solution": "optrank.solvers",

@@ -50,6 +50,29 @@ def test_every_protocol_builds_its_estimator():
         assert p.quick().repetitions == 1 and p.quick().name == f"{name}-quick"
 
 
+def test_every_protocol_seeds_an_estimator_that_draws_random_numbers():
+    """A cell reruns identically only if the estimator's own randomness is seeded too
+    (the runner seeds the split and the stream order, not the estimator)."""
+    unseeded = []
+    for name, p in reg.PROTOCOLS.items():
+        takes_seed = "random_state" in inspect.signature(_estimator_class(p.estimator)).parameters
+        if takes_seed and "random_state" not in p.params and "random_state" not in p.grid:
+            unseeded.append(name)
+    assert unseeded == []
+
+
+@pytest.mark.parametrize("name", ["ob2rmk-table3", "koil-rs-table3", "koil-fifo-u-table3"])
+def test_a_bayes_table_cell_reruns_identically(name):
+    from optrank.experiments._runner import Cell, evaluate_cell
+
+    p = reg.get_protocol(name).quick(max_instances=80)
+    p = p.only(["heart"])
+    cell = Cell(p.datasets[0], 0, 0)
+    first, second = evaluate_cell(p, cell), evaluate_cell(p, cell)
+    assert first["error"] == "" and first["auc"] == second["auc"], (first["error"], name)
+    np.testing.assert_array_equal(first["scores"]["scores"], second["scores"]["scores"])
+
+
 def test_table_3_2_runs_its_three_methods_and_derived_tables_share_cells():
     from optrank.experiments._cache import cell_key
     from optrank.experiments._runner import cells

@@ -25,6 +25,7 @@ from optrank.bayes._plot import plot_weights
 from optrank.bayes._predict import posterior_scores
 from optrank.bayes._variational import Problem
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.estimators._prefix import _initial_size, _select_on_batch, _stratified_order
 
 
 def _dense(X) -> np.ndarray:
@@ -427,69 +428,6 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
     def decision_function(self, X):
         X = _dense(validate_predict_data(self, X))
         return model_predict(self.model_, self._pool(), X)
-
-
-def _stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A random order in which every prefix keeps the class proportions (about).
-
-    Each class is shuffled and its ``r``-th member placed at ``(r + U) / n_class``;
-    sorting these positions interleaves the classes evenly, so the initial batch is a
-    stratified sample, like half of one fold of a stratified CV split.
-
-    Examples
-    --------
-    >>> y = np.array([1] * 6 + [-1] * 3)
-    >>> y[_stratified_order(y, np.random.default_rng(0))].tolist()[:3].count(-1)
-    1
-    """
-    pos = np.empty(len(y))
-    for label in np.unique(y):
-        idx = rng.permutation(np.flatnonzero(y == label))
-        pos[idx] = (np.arange(len(idx)) + rng.random(len(idx))) / len(idx)
-    return np.argsort(pos, kind="stable")
-
-
-def _select_on_batch(est, grid, default, X, y, fixed, n_splits=3):
-    """Grid point of best mean AUC by stratified ``n_splits``-fold CV on ``(X, y)`` alone.
-
-    The candidates are tried nearest-to-``default`` first (distance in log2 of each
-    value), so ties (frequent on a few dozen rows) keep the default's neighbourhood.
-    Returns the chosen point and ``{tuple of values: mean AUC}``.
-    """
-    from sklearn.base import clone
-    from sklearn.metrics import roc_auc_score
-
-    from optrank.data import stratified_kfold
-
-    n_splits = int(min(n_splits, np.sum(y > 0), np.sum(y < 0)))
-    if n_splits < 2:
-        return dict(default), {}
-
-    def dist(p):
-        return sum(abs(np.log2(p[k]) - np.log2(default[k])) for k in p)
-
-    grid = sorted(grid, key=dist)
-    folds = stratified_kfold(y, k=n_splits, random_state=0)
-    scores = {}
-    for point in grid:
-        aucs = []
-        for tr, va in folds:
-            model = clone(est).set_params(**fixed, **point).fit(X[tr], y[tr])
-            s = model.decision_function(X[va])
-            aucs.append(roc_auc_score(y[va], s) if np.all(np.isfinite(s)) else np.nan)
-        scores[tuple(point.values())] = float(np.mean(aucs))
-    vals = np.array(list(scores.values()))
-    if not np.isfinite(vals).any():
-        return dict(default), scores
-    return grid[int(np.nanargmax(vals))], scores
-
-
-def _initial_size(y: np.ndarray, fraction: float) -> int:
-    """At least ``fraction`` of the stream and enough to hold two of each class."""
-    n0 = max(int(round(fraction * len(y))), 4)
-    while n0 < len(y) and min(np.sum(y[:n0] > 0), np.sum(y[:n0] < 0)) < 2:
-        n0 += 1
-    return n0
 
 
 class KOIL(RankerMixin, BaseEstimator):

@@ -1,0 +1,182 @@
+"""Tuning an online learner on the first part of its stream, as the B2RMK paper's
+online comparison does (section 6.2.2: "a half of one fold in the training data is
+available in a batch manner, and all algorithms tune their parameters on them").
+
+:class:`PrefixTuned` wraps any ranker; :class:`~optrank.OB2RMK` and :class:`~optrank.KOIL`
+use the same helpers for their own ``C_grid`` / ``width_grid``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.model_selection import ParameterGrid
+
+from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+
+
+def _stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A random order in which every prefix keeps the class proportions (about).
+
+    Each class is shuffled and its ``r``-th member placed at ``(r + U) / n_class``;
+    sorting these positions interleaves the classes evenly, so the initial batch is a
+    stratified sample, like half of one fold of a stratified CV split.
+
+    Examples
+    --------
+    >>> y = np.array([1] * 6 + [-1] * 3)
+    >>> y[_stratified_order(y, np.random.default_rng(0))].tolist()[:3].count(-1)
+    1
+    """
+    pos = np.empty(len(y))
+    for label in np.unique(y):
+        idx = rng.permutation(np.flatnonzero(y == label))
+        pos[idx] = (np.arange(len(idx)) + rng.random(len(idx))) / len(idx)
+    return np.argsort(pos, kind="stable")
+
+
+def _select_on_batch(est, grid, default, X, y, fixed, n_splits=3):
+    """Grid point of best mean AUC by stratified ``n_splits``-fold CV on ``(X, y)`` alone.
+
+    The candidates are tried nearest-to-``default`` first (distance in log2 of each
+    value), so ties (frequent on a few dozen rows) keep the default's neighbourhood.
+    Returns the chosen point and ``{tuple of values: mean AUC}``.
+    """
+    from sklearn.base import clone
+    from sklearn.metrics import roc_auc_score
+
+    from optrank.data import stratified_kfold
+
+    n_splits = int(min(n_splits, np.sum(y > 0), np.sum(y < 0)))
+    if n_splits < 2:
+        return dict(default), {}
+
+    def dist(p):
+        return sum(abs(np.log2(p[k]) - np.log2(default[k])) for k in p)
+
+    grid = sorted(grid, key=dist)
+    folds = stratified_kfold(y, k=n_splits, random_state=0)
+    scores = {}
+    for point in grid:
+        aucs = []
+        for tr, va in folds:
+            model = clone(est).set_params(**fixed, **point).fit(X[tr], y[tr])
+            s = model.decision_function(X[va])
+            aucs.append(roc_auc_score(y[va], s) if np.all(np.isfinite(s)) else np.nan)
+        scores[tuple(point.values())] = float(np.mean(aucs))
+    vals = np.array(list(scores.values()))
+    if not np.isfinite(vals).any():
+        return dict(default), scores
+    return grid[int(np.nanargmax(vals))], scores
+
+
+def _initial_size(y: np.ndarray, fraction: float) -> int:
+    """At least ``fraction`` of the stream and enough to hold two of each class."""
+    n0 = max(int(round(fraction * len(y))), 4)
+    while n0 < len(y) and min(np.sum(y[:n0] > 0), np.sum(y[:n0] < 0)) < 2:
+        n0 += 1
+    return n0
+
+
+class PrefixTuned(RankerMixin, BaseEstimator):
+    """Choose an online ranker's parameters on the first part of its stream, then learn
+    the whole stream with them.
+
+    ``fit`` puts the rows in a random stratified order (``shuffle=True``, seeded by
+    ``random_state``; every prefix keeps the class proportions), scores each point of
+    ``param_grid`` by stratified ``n_splits``-fold CV AUC on the first ``fraction`` of
+    that order alone, and fits a clone of ``estimator`` with the best point on all rows
+    in the same order. This is how the B2RMK paper tunes every online learner of its
+    Table 3 (``fraction = 1/8``: half of one of the four training folds). Ties go to
+    the grid point nearest the estimator's own values (in log2 of each, so the values
+    must be numbers > 0); a point whose scores are not finite (a diverged learner)
+    scores NaN and is never chosen unless every point is.
+
+    Parameters
+    ----------
+    estimator : ranker
+        Any estimator with ``fit`` and ``decision_function`` (an online learner streams
+        its rows in the given order).
+    param_grid : dict of str -> sequence of float > 0
+        Values to try for each parameter (their product, as ``ParameterGrid``).
+    fraction : float in (0, 1], default 0.125
+    n_splits : int, default 3
+    shuffle : bool, default True
+        False keeps the given row order (the prefix is then the first rows given).
+    random_state : int or None
+        Seeds the order.
+
+    Attributes
+    ----------
+    best_params_ : dict                the chosen point
+    tune_scores_ : dict                mean inner AUC per point (tuple of its values,
+                                       in ``param_grid``'s sorted key order)
+    estimator_ : fitted clone of ``estimator`` on all rows
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import optrank
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 4)); y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    >>> model = PrefixTuned(optrank.OPAUC(), {"learning_rate": [0.01, 0.1, 1.0]},
+    ...                     fraction=0.25, random_state=0).fit(X, y)
+    >>> model.best_params_["learning_rate"] in (0.01, 0.1, 1.0), model.score(X, y) > 0.9
+    (True, True)
+    """
+
+    def __init__(self, estimator, param_grid, fraction=0.125, n_splits=3, shuffle=True,
+                 random_state=None):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.fraction = fraction
+        self.n_splits = n_splits
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _grid(self) -> tuple[list[dict], dict]:
+        grid = self.param_grid
+        if not isinstance(grid, dict) or not grid:
+            raise ValueError(f"param_grid must be a non-empty dict of value lists, got {grid!r}")
+        own = self.estimator.get_params()
+        for name, values in grid.items():
+            if name not in own:
+                raise ValueError(f"param_grid names {name!r}, which "
+                                 f"{type(self.estimator).__name__} does not have")
+            values = list(np.ravel(np.asarray(values, dtype=object)))
+            if not values or not all(_is_positive_number(v) for v in values):
+                raise ValueError(f"param_grid[{name!r}] must be a non-empty list of finite "
+                                 f"numbers > 0, got {grid[name]!r}")
+            if not _is_positive_number(own[name]):
+                raise ValueError(f"{name} of the estimator ({own[name]!r}) must be a number "
+                                 "> 0: ties go to the grid point nearest it")
+        keys = sorted(grid)
+        points = [{k: float(p[k]) for k in keys} for p in ParameterGrid(grid)]
+        return points, {k: float(own[k]) for k in keys}
+
+    def fit(self, X, y):
+        fraction = self.fraction
+        if not _is_positive_number(fraction) or fraction > 1:
+            raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+        if isinstance(self.n_splits, bool) or not isinstance(self.n_splits, int | np.integer) \
+                or self.n_splits < 2:
+            raise ValueError(f"n_splits must be an integer >= 2, got {self.n_splits!r}")
+        points, default = self._grid()
+        X, y = validate_ranking_data(self, X, y)
+        if self.shuffle:
+            order = _stratified_order(y, np.random.default_rng(self.random_state))
+            X, y = X[order], y[order]
+        n0 = _initial_size(y, fraction)
+        self.best_params_, self.tune_scores_ = _select_on_batch(
+            self.estimator, points, default, X[:n0], y[:n0], {}, n_splits=int(self.n_splits))
+        self.estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(X, y)
+        return self
+
+    def decision_function(self, X):
+        X = validate_predict_data(self, X)
+        return self.estimator_.decision_function(X)
+
+
+def _is_positive_number(value) -> bool:
+    return (not isinstance(value, bool) and isinstance(value, int | float | np.number)
+            and bool(np.isfinite(value)) and value > 0)
