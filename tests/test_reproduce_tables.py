@@ -329,4 +329,4 @@ def test_not_run_tells_a_method_left_out_of_this_run_from_one_not_implemented():
     reasons = {(d, m): r for d, m, r in not_run("003-T3", [b2rmk.only(["heart"])], everything)}
     assert reasons[("heart", "OB2RMK")].startswith("not in this run")  # has a protocol
     assert reasons[("sonar", "B2RMK")].startswith("not in this run")  # dataset not selected
-    assert reasons[("heart", "OPAUC")] == "method not implemented as a runner protocol"
+    assert reasons[("heart", "OMKC(D,D)")] == "method not implemented as a runner protocol"

@@ -7,7 +7,9 @@ learners tune on "half of one fold of the training data" (section 6.2.2): OB2RMK
 within {0.1, 1, 3}, KOIL its C within 2^[-10:10] and its Gaussian width within the
 pool's 2^[-6:6] (the ``*`` columns), KOIL^u (``kernel="pool"``, the unweighted mean of
 the pool, the ``u`` columns) its C alone; the estimators do this inside ``fit`` on the
-first 1/8 of their stream (``C_grid`` / ``width_grid``), so the runner needs no grid. bupaliver
+first 1/8 of their stream (``C_grid`` / ``width_grid``), so the runner needs no grid.
+OPAUC (linear) tunes its step size and lambda the same way, through
+:class:`~optrank.PrefixTuned`. bupaliver
 and svmguide2 of the paper are not in shared/data and are left out; usps is the Hull
 USPS variant staged there.
 """
@@ -173,5 +175,28 @@ KOIL_FIFO_POOL_TABLE3 = Protocol(
     **_COMMON,
 )
 
+def _opauc():
+    from optrank.estimators._online import OPAUC
+
+    return OPAUC()
+
+
+OPAUC_TABLE3 = Protocol(
+    name="opauc-table3",
+    table_id="003-T3",
+    estimator="PrefixTuned",
+    datasets=_T3_DATASETS,
+    params={"estimator": _opauc(),
+            "param_grid": {"learning_rate": [2.0**k for k in range(-12, 11)],
+                           "lam": [2.0**k for k in range(-10, 3)]},
+            "fraction": 0.125, **_SEED},
+    quick_params={"param_grid": {"learning_rate": [2.0**-6, 2.0**-2, 2.0],
+                                 "lam": [2.0**-8, 2.0**-2]}},
+    reference_method="OPAUC",
+    description="OPAUC (linear, exact moments), step size in 2^[-12:10] and lambda in "
+    "2^[-10:2] chosen on the first half fold of the stream (Table 3).",
+    **_COMMON,
+)
+
 PROTOCOLS = (B2RMK_TABLE2, B2RMK_TABLE3, OB2RMK_TABLE3, KOIL_RS_TABLE3, KOIL_FIFO_TABLE3,
-             KOIL_RS_POOL_TABLE3, KOIL_FIFO_POOL_TABLE3)
+             KOIL_RS_POOL_TABLE3, KOIL_FIFO_POOL_TABLE3, OPAUC_TABLE3)
