@@ -119,61 +119,38 @@ _KOIL_TUNING = {
 }
 _KOIL_QUICK_TUNING = {"C_grid": (2.0**-5, 1.0, 2.0**5), "width_grid": (0.25, 1.0, 4.0)}
 
-KOIL_RS_TABLE3 = Protocol(
-    name="koil-rs-table3",
-    table_id="003-T3",
-    estimator="KOIL",
-    datasets=_T3_DATASETS,
-    params={"budget": 100, "k": 3, "eta": 0.01, "policy": "rs++", **_KOIL_TUNING, **_SEED},
-    quick_params=_KOIL_QUICK_TUNING,
-    reference_method="KOIL_RS++^*",
-    description="KOIL RS++, eta = 0.01, C in 2^[-10:10] and the best Gaussian width of the pool "
-    "chosen on the first half fold of the stream (Table 3, *).",
-    **_COMMON,
-)
 
-KOIL_FIFO_TABLE3 = Protocol(
-    name="koil-fifo-table3",
-    table_id="003-T3",
-    estimator="KOIL",
-    datasets=_T3_DATASETS,
-    params={"budget": 100, "k": 3, "eta": 0.01, "policy": "fifo++", **_KOIL_TUNING, **_SEED},
-    quick_params=_KOIL_QUICK_TUNING,
-    reference_method="KOIL_FIFO++^*",
-    description="KOIL FIFO++, eta = 0.01, C in 2^[-10:10] and the best Gaussian width of the "
-    "pool chosen on the first half fold of the stream (Table 3, *).",
-    **_COMMON,
-)
+def _koil(policy: str, pool: bool) -> Protocol:
+    """KOIL with ``policy`` ("rs++" / "fifo++"): the best Gaussian of the pool (``*``
+    columns, C and width tuned) or the pool's unweighted mean (``u`` columns, C tuned)."""
+    label, mark = {"rs++": ("RS++", "rs"), "fifo++": ("FIFO++", "fifo")}[policy]
+    if pool:
+        tuning = {"C_grid": _KOIL_TUNING["C_grid"], "tune_fraction": 0.125, "kernel": "pool"}
+        quick = {"C_grid": _KOIL_QUICK_TUNING["C_grid"]}
+        what = " on the unweighted mean of the 18-kernel pool, eta = 0.01, C in 2^[-10:10]"
+    else:
+        tuning, quick = _KOIL_TUNING, _KOIL_QUICK_TUNING
+        what = ", eta = 0.01, C in 2^[-10:10] and the best Gaussian width of the pool"
+    column = "u" if pool else "*"
+    return Protocol(
+        name=f"koil-{mark}{'-u' if pool else ''}-table3",
+        table_id="003-T3",
+        estimator="KOIL",
+        datasets=_T3_DATASETS,
+        params={"budget": 100, "k": 3, "eta": 0.01, "policy": policy, **tuning, **_SEED},
+        quick_params=quick,
+        reference_method=f"KOIL_{label}^{column}",
+        description=f"KOIL {label}{what} chosen on the first half fold of the stream "
+        f"(Table 3, {column}).",
+        **_COMMON,
+    )
 
-_KOIL_POOL_TUNING = {"C_grid": _KOIL_TUNING["C_grid"], "tune_fraction": 0.125}
 
-KOIL_RS_POOL_TABLE3 = Protocol(
-    name="koil-rs-u-table3",
-    table_id="003-T3",
-    estimator="KOIL",
-    datasets=_T3_DATASETS,
-    params={"budget": 100, "k": 3, "eta": 0.01, "policy": "rs++", "kernel": "pool",
-            **_KOIL_POOL_TUNING, **_SEED},
-    quick_params={"C_grid": _KOIL_QUICK_TUNING["C_grid"]},
-    reference_method="KOIL_RS++^u",
-    description="KOIL RS++ on the unweighted mean of the 18-kernel pool, eta = 0.01, C in "
-    "2^[-10:10] chosen on the first half fold of the stream (Table 3, u).",
-    **_COMMON,
-)
+KOIL_RS_TABLE3 = _koil("rs++", pool=False)
+KOIL_FIFO_TABLE3 = _koil("fifo++", pool=False)
+KOIL_RS_POOL_TABLE3 = _koil("rs++", pool=True)
+KOIL_FIFO_POOL_TABLE3 = _koil("fifo++", pool=True)
 
-KOIL_FIFO_POOL_TABLE3 = Protocol(
-    name="koil-fifo-u-table3",
-    table_id="003-T3",
-    estimator="KOIL",
-    datasets=_T3_DATASETS,
-    params={"budget": 100, "k": 3, "eta": 0.01, "policy": "fifo++", "kernel": "pool",
-            **_KOIL_POOL_TUNING, **_SEED},
-    quick_params={"C_grid": _KOIL_QUICK_TUNING["C_grid"]},
-    reference_method="KOIL_FIFO++^u",
-    description="KOIL FIFO++ on the unweighted mean of the 18-kernel pool, eta = 0.01, C in "
-    "2^[-10:10] chosen on the first half fold of the stream (Table 3, u).",
-    **_COMMON,
-)
 
 def _opauc():
     from optrank.estimators._online import OPAUC
