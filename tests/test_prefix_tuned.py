@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.metrics import roc_auc_score
 
 import optrank
@@ -66,3 +66,33 @@ def test_bad_settings_are_refused(kw, match):
     X, y = _data(60)
     with pytest.raises(ValueError, match=match):
         optrank.PrefixTuned(optrank.OPAUC(), **kw).fit(X, y)
+
+
+class _Toy(BaseEstimator):
+    """Ranks by feature 0 (informative) when ``rate`` is large, by feature 1 (noise)
+    otherwise, and diverges (NaN scores) once ``rate`` times the rows seen passes
+    ``limit``: a step size safe on a short prefix and not on the whole stream."""
+
+    def __init__(self, rate=1.0, limit=500.0):
+        self.rate, self.limit = rate, limit
+
+    def fit(self, X, y):
+        self.n_ = len(y)
+        return self
+
+    def decision_function(self, X):
+        if self.rate * self.n_ > self.limit:
+            return np.full(len(X), np.nan)
+        return X[:, 0] if self.rate > 5 else X[:, 1]
+
+
+def test_a_point_that_diverges_on_the_whole_stream_gives_way_to_the_next_best():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    model = optrank.PrefixTuned(_Toy(), {"rate": [1.0, 10.0]}, random_state=0).fit(X, y)
+    assert model.tune_scores_[(10.0,)] == 1.0  # the prefix (50 rows) prefers 10
+    assert model.best_params_ == {"rate": 1.0} and model.diverged_ == [{"rate": 10.0}]
+    assert np.all(np.isfinite(model.decision_function(X)))
+    with pytest.raises(ValueError, match="every point of param_grid diverged"):
+        optrank.PrefixTuned(_Toy(limit=1.0), {"rate": [1.0, 10.0]}).fit(X, y)

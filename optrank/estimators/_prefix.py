@@ -90,7 +90,10 @@ class PrefixTuned(RankerMixin, BaseEstimator):
     Table 3 (``fraction = 1/8``: half of one of the four training folds). Ties go to
     the grid point nearest the estimator's own values (in log2 of each, so the values
     must be numbers > 0); a point whose scores are not finite (a diverged learner)
-    scores NaN and is never chosen unless every point is.
+    scores NaN and is never chosen unless every point is. A point tuned on a short
+    prefix can still diverge on the whole stream (a step size safe for 20 rows); the
+    final fit then falls back to the next best point whose training scores are finite
+    (``diverged_`` lists the points passed over).
 
     Parameters
     ----------
@@ -108,7 +111,11 @@ class PrefixTuned(RankerMixin, BaseEstimator):
 
     Attributes
     ----------
-    best_params_ : dict                the chosen point
+    best_params_ : dict                the point of the fitted model: the best inner
+                                       score, unless that point diverged on the whole
+                                       stream (non-finite training scores): then the
+                                       next best that does not
+    diverged_ : list of dict           points passed over for that reason
     tune_scores_ : dict                mean inner AUC per point (tuple of its values,
                                        in ``param_grid``'s sorted key order)
     estimator_ : fitted clone of ``estimator`` on all rows
@@ -167,14 +174,34 @@ class PrefixTuned(RankerMixin, BaseEstimator):
             order = _stratified_order(y, np.random.default_rng(self.random_state))
             X, y = X[order], y[order]
         n0 = _initial_size(y, fraction)
-        self.best_params_, self.tune_scores_ = _select_on_batch(
+        best, self.tune_scores_ = _select_on_batch(
             self.estimator, points, default, X[:n0], y[:n0], {}, n_splits=int(self.n_splits))
-        self.estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(X, y)
+        # a point tuned on a short prefix may diverge on the whole stream (a step size
+        # that is safe for 20 rows): then the next best point is fitted, and so on
+        self.diverged_ = []
+        for point in _by_score(best, points, self.tune_scores_):
+            model = clone(self.estimator).set_params(**point).fit(X, y)
+            if np.all(np.isfinite(model.decision_function(X))):
+                break
+            self.diverged_.append(point)
+        else:
+            raise ValueError(f"every point of param_grid diverged on the whole stream "
+                             f"({len(points)} points): no finite model to keep")
+        self.best_params_, self.estimator_ = point, model
         return self
 
     def decision_function(self, X):
         X = validate_predict_data(self, X)
         return self.estimator_.decision_function(X)
+
+
+def _by_score(best: dict, points: list[dict], scores: dict) -> list[dict]:
+    """``best`` first, then the other points by decreasing inner score (NaN last)."""
+    def key(p):
+        score = scores.get(tuple(p.values()), np.nan)
+        return -score if np.isfinite(score) else np.inf
+
+    return [best] + sorted((p for p in points if p != best), key=key)
 
 
 def _is_positive_number(value) -> bool:
