@@ -288,10 +288,10 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         Parameter-expansion moves after each sweep of the initial fit (B2RMK's
         ``accelerate``). Until 2026-11-26 the initial fit ran 100 plain sweeps
         (``init_max_iter=100, init_accelerate=False``), which is what the Table 3 cells
-        of docs/results_003.md before that date used. The converged initial posterior
-        ranks better on most Table 3 sets and worse on german and diabetes, because it
-        changes the scale of the initial weights against the streamed ones (docs/bayes.md,
-        "OB2RMK's initial fit").
+        of docs/results_003.md before that date used. On Table 3 the converged initial
+        posterior ranks better on six sets and worse on three (german, svmguide3,
+        diabetes), because it changes the scale of the initial weights against the
+        streamed ones (docs/bayes.md, "OB2RMK's initial fit").
     shuffle : bool, default True
         Stream ``fit``'s rows in a random class-stratified order (above).
     pos_label : as :class:`B2RMK`.
