@@ -15,6 +15,9 @@ from sklearn.base import BaseEstimator
 import optrank
 
 SKIP = {"random_state", "verbose", "n_jobs"}
+REQUIRED = {"PrefixTuned": lambda: {"estimator": optrank.OPAUC(),
+                                    "param_grid": {"learning_rate": [0.1]}}}
+"""Constructor arguments without a default (a meta-estimator's inner estimator)."""
 
 
 def _cases():
@@ -46,4 +49,5 @@ def test_bad_numeric_parameter_is_refused(cls, pname, bad):
     X = rng.normal(size=(40, 3))
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1, -1)
     with pytest.raises(ValueError, match=pname):
-        cls(**{pname: bad}).fit(X, y)
+        required = REQUIRED.get(cls.__name__, dict)()
+        cls(**required, **{pname: bad}).fit(X, y)
