@@ -25,7 +25,12 @@ from optrank.bayes._plot import plot_weights
 from optrank.bayes._predict import posterior_scores
 from optrank.bayes._variational import Problem
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
-from optrank.estimators._prefix import _initial_size, _select_on_batch, _stratified_order
+from optrank.estimators._prefix import (
+    _initial_size,
+    _positive_values,
+    _select_on_batch,
+    _stratified_order,
+)
 
 
 def _dense(X) -> np.ndarray:
@@ -49,8 +54,7 @@ def _check_grid(est, name) -> None:
     grid = getattr(est, name)
     if grid is None:
         return
-    values = list(np.ravel(np.asarray(grid, dtype=object)))
-    if not values or not all(is_positive(v) for v in values):
+    if not _positive_values(grid):
         raise ValueError(f"{name} must be None or a non-empty list of finite numbers > 0, "
                          f"got {grid!r}")
 

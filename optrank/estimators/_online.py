@@ -477,7 +477,6 @@ class CBR(_OnlineRanker):
         return bool(self.diagonal)  # a vmapped full covariance runs slower than a loop
 
 
-
 class FourierCBR(_OnlineRanker):
     """CBR on random Fourier features of the Gaussian kernel ``exp(-gamma ||x - x'||^2)`` (FCBR).
 
@@ -535,7 +534,6 @@ class FourierCBR(_OnlineRanker):
 
     def _vmap_pays(self):
         return bool(self.diagonal)
-
 
 
 class OAM(_OnlineRanker):

@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
 
+from optrank._validation import is_count, is_positive
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 
 
@@ -150,11 +151,10 @@ class PrefixTuned(RankerMixin, BaseEstimator):
             if name not in own:
                 raise ValueError(f"param_grid names {name!r}, which "
                                  f"{type(self.estimator).__name__} does not have")
-            values = list(np.ravel(np.asarray(values, dtype=object)))
-            if not values or not all(_is_positive_number(v) for v in values):
+            if not _positive_values(values):
                 raise ValueError(f"param_grid[{name!r}] must be a non-empty list of finite "
                                  f"numbers > 0, got {grid[name]!r}")
-            if not _is_positive_number(own[name]):
+            if not is_positive(own[name]):
                 raise ValueError(f"{name} of the estimator ({own[name]!r}) must be a number "
                                  "> 0: ties go to the grid point nearest it")
         keys = sorted(grid)
@@ -163,10 +163,9 @@ class PrefixTuned(RankerMixin, BaseEstimator):
 
     def fit(self, X, y):
         fraction = self.fraction
-        if not _is_positive_number(fraction) or fraction > 1:
+        if not is_positive(fraction) or fraction > 1:
             raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
-        if isinstance(self.n_splits, bool) or not isinstance(self.n_splits, int | np.integer) \
-                or self.n_splits < 2:
+        if not is_count(self.n_splits) or self.n_splits < 2:
             raise ValueError(f"n_splits must be an integer >= 2, got {self.n_splits!r}")
         points, default = self._grid()
         X, y = validate_ranking_data(self, X, y)
@@ -204,6 +203,9 @@ def _by_score(best: dict, points: list[dict], scores: dict) -> list[dict]:
     return [best] + sorted((p for p in points if p != best), key=key)
 
 
-def _is_positive_number(value) -> bool:
-    return (not isinstance(value, bool) and isinstance(value, int | float | np.number)
-            and bool(np.isfinite(value)) and value > 0)
+def _positive_values(values) -> list:
+    """``values`` as a flat list if it is a non-empty sequence of finite numbers > 0,
+    else an empty list (a grid's values, for :class:`PrefixTuned` and the ``C_grid`` /
+    ``width_grid`` of OB2RMK and KOIL)."""
+    flat = list(np.ravel(np.asarray(values, dtype=object)))
+    return flat if flat and all(is_positive(v) for v in flat) else []

@@ -16,6 +16,7 @@ USPS variant staged there.
 
 from __future__ import annotations
 
+from optrank.estimators._online import OPAUC
 from optrank.experiments._protocol import DatasetEntry, Protocol
 
 _T2_DATASETS = (
@@ -152,18 +153,12 @@ KOIL_RS_POOL_TABLE3 = _koil("rs++", pool=True)
 KOIL_FIFO_POOL_TABLE3 = _koil("fifo++", pool=True)
 
 
-def _opauc():
-    from optrank.estimators._online import OPAUC
-
-    return OPAUC()
-
-
 OPAUC_TABLE3 = Protocol(
     name="opauc-table3",
     table_id="003-T3",
     estimator="PrefixTuned",
     datasets=_T3_DATASETS,
-    params={"estimator": _opauc(),
+    params={"estimator": OPAUC(),
             "param_grid": {"learning_rate": [2.0**k for k in range(-12, 11)],
                            "lam": [2.0**k for k in range(-10, 3)]},
             "fraction": 0.125, **_SEED},
