@@ -16,9 +16,21 @@ def save_npz(path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
     if _META_KEY in arrays:
         raise ValueError(f"array name {_META_KEY!r} is reserved")
     payload = {k: np.asarray(v) for k, v in arrays.items()}
-    payload[_META_KEY] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
+    text = json.dumps(meta, sort_keys=True, default=_json_value)
+    payload[_META_KEY] = np.frombuffer(text.encode(), dtype=np.uint8)
     np.savez(path, **payload)
     return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+
+
+def _json_value(v):
+    """numpy scalars (e.g. a ``pos_label`` taken from ``np.unique``) and arrays as JSON
+    numbers and lists; anything else JSON cannot hold is an error naming its type."""
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    raise TypeError(f"cannot save {v!r} ({type(v).__name__}): only numbers, strings, None, "
+                    "lists and dicts can be saved")
 
 
 def load_npz(path) -> tuple[dict[str, np.ndarray], dict]:

@@ -55,7 +55,10 @@ def binary_labels(y, pos_label=None) -> np.ndarray:
 def _is_standard_pair(values: np.ndarray) -> bool:
     if values.dtype == bool:
         return True
-    if values.dtype.kind not in "iuf":
+    if values.dtype.kind == "O":  # e.g. a pandas nullable integer column: numbers only
+        if not all(isinstance(v, int | float | np.number) for v in values):
+            return False
+    elif values.dtype.kind not in "iuf":
         return False
     allowed = ({-1, 1}, {0, 1})
     found = {float(v) for v in values}

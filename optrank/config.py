@@ -20,8 +20,7 @@ is refused for an estimator that takes no solver::
     profile = "highs-ipm"     # or: backend = "highs", form = "auto", [solver.options]
 
     [experiment]
-    repetitions = 1
-    output_dir = "results"
+    show_pairs = 5            # top-scored pairs printed after a fit
 
     [runner]
     scheduler = "local"       # or "sequential", or "tcp://host:8786"
@@ -101,12 +100,10 @@ class SolverConfig:
 
 @dataclass(frozen=True)
 class ExperimentConfig:
-    """Settings of a run: repetitions, output directory, how many top pairs to show."""
+    """Settings of ``optrank fit``: how many top-scored pairs to print after the fit
+    (where the experiments run is ``[runner]``'s)."""
 
-    repetitions: int = 1
-    output_dir: str = "results"
     show_pairs: int = 5
-    scheduler: str | None = None
 
 
 @dataclass(frozen=True)
@@ -201,6 +198,12 @@ def _model_section(values: dict, source: str) -> ModelConfig:
     if not _is_ranker(cls):
         estimators = sorted(k for k, v in optrank._LAZY.items() if "estimators" in v)
         raise ValueError(f"{source} [model]: unknown estimator {name!r}; known: {estimators}")
+    required = [p.name for p in inspect.signature(cls).parameters.values()
+                if p.default is inspect.Parameter.empty
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if required:  # a meta-estimator (PrefixTuned) wraps another one: not a TOML value
+        raise ValueError(f"{source} [model]: {name} needs {', '.join(required)}, which a "
+                         "config file cannot give; build it in Python")
     valid = set(cls().get_params())
     _reject_unknown(values, valid, f"{source} [model] ({name})")
     return ModelConfig(name, MappingProxyType(values))

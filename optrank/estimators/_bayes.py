@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 from threadpoolctl import threadpool_limits
 
-from optrank._validation import binary_labels, check_positive_fields, is_count, is_positive
+from optrank._validation import check_positive_fields, is_count, is_positive
 from optrank.bayes._batch import BatchHyper, fit_batch
 from optrank.bayes._kernels import DEFAULT_DEGREES, DEFAULT_WIDTHS, KernelPool
 from optrank.bayes._koil import koil_init, koil_scores, koil_step, pool_mean_kernel
@@ -48,6 +48,19 @@ def _check_fraction(est, name, closed_right: bool) -> None:
     ok = is_positive(value) and (value <= 1 if closed_right else value < 1)
     if not ok:
         raise ValueError(f"{name} must be in (0, {'1]' if closed_right else '1)'}, got {value!r}")
+
+
+def _known_labels(y, classes: np.ndarray) -> np.ndarray:
+    """-1/+1 labels of a later batch of a stream: ``classes[-1]`` (the positive class of
+    the fit) is +1; a value outside ``classes`` is an error, not a silent negative."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+    unknown = np.setdiff1d(np.unique(y), classes)
+    if unknown.size:
+        raise ValueError(f"y holds {unknown.tolist()}, not among the classes "
+                         f"{classes.tolist()} of the fit")
+    return np.where(y == classes[-1], 1, -1).astype(np.int8)
 
 
 def _check_grid(est, name) -> None:
@@ -368,6 +381,9 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         )
 
     def fit(self, X, y):
+        return self._fit(X, y, shuffle=self.shuffle)
+
+    def _fit(self, X, y, shuffle):
         self._hyper(C=self.C)  # settings errors before any work (this fit's C, not C_)
         check_budget(self.budget)
         _check_count(self, "init_max_iter")
@@ -379,7 +395,7 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         self._pool()  # checks the widths and degrees
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
-        if self.shuffle:
+        if shuffle:
             order = _stratified_order(y, np.random.default_rng(self.random_state))
             X, y = X[order], y[order]
         n0 = _initial_size(y, self.init_fraction)
@@ -409,11 +425,16 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         return self
 
     def partial_fit(self, X, y):
-        """Continue the stream with more instances; the first call behaves like ``fit``."""
+        """Continue the stream with more instances, in the order given.
+
+        The first call is ``fit`` without the shuffle (it needs both classes, for the
+        initial B2RMK fit); later calls may hold one class, and each label must be one of
+        ``classes_`` (the positive one is ``classes_[-1]``).
+        """
         if not hasattr(self, "model_"):
-            return self.fit(X, y)
+            return self._fit(X, y, shuffle=False)
         X, y_raw = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=False)
-        self._stream(_dense(X), binary_labels(y_raw, self.pos_label))
+        self._stream(_dense(X), _known_labels(y_raw, self.classes_))
         return self
 
     def _stream(self, X, y) -> None:
@@ -464,8 +485,9 @@ class KOIL(RankerMixin, BaseEstimator):
         instance's pair hinge losses run against.
     C : float, default 1.0
         Loss factor of ``||f||^2 / 2 + C loss``.
-    eta : float, default 0.01
-        Step size of the stochastic gradient step.
+    eta : float in (0, 1), default 0.01
+        Step size of the stochastic gradient step (each step scales the kept weights by
+        ``1 - eta``).
     width : float, default 1.0
         Width ``s`` of the kernel ``exp(-||x - z||^2 / (2 s^2))``.
     policy : {"rs++", "fifo++"}
@@ -530,6 +552,8 @@ class KOIL(RankerMixin, BaseEstimator):
                              "kernel='pool' averages the whole pool")
         _check_count(self, "budget", "k")
         check_positive_fields(self, ("C", "eta", "width"))
+        if not self.eta < 1:  # each step scales the weights by (1 - eta)
+            raise ValueError(f"eta must be in (0, 1), got {self.eta!r}")
         _check_fraction(self, "tune_fraction", closed_right=True)
         _check_grid(self, "C_grid")
         _check_grid(self, "width_grid")

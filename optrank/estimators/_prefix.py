@@ -41,6 +41,7 @@ def _select_on_batch(est, grid, default, X, y, fixed, n_splits=3):
 
     The candidates are tried nearest-to-``default`` first (distance in log2 of each
     value), so ties (frequent on a few dozen rows) keep the default's neighbourhood.
+    ``y`` holds -1/+1, so an estimator's own ``pos_label`` is cleared on the clones.
     Returns the chosen point and ``{tuple of values: mean AUC}``.
     """
     from sklearn.base import clone
@@ -56,6 +57,8 @@ def _select_on_batch(est, grid, default, X, y, fixed, n_splits=3):
         return sum(abs(np.log2(p[k]) - np.log2(default[k])) for k in p)
 
     grid = sorted(grid, key=dist)
+    if "pos_label" in est.get_params():
+        fixed = {**fixed, "pos_label": None}
     folds = stratified_kfold(y, k=n_splits, random_state=0)
     scores = {}
     for point in grid:
@@ -94,15 +97,17 @@ class PrefixTuned(RankerMixin, BaseEstimator):
     scores NaN and is never chosen unless every point is. A point tuned on a short
     prefix can still diverge on the whole stream (a step size safe for 20 rows); the
     final fit then falls back to the next best point whose training scores are finite
-    (``diverged_`` lists the points passed over).
+    (``diverged_`` lists the points passed over). Labels (in ``fit`` and ``score``) are
+    read with the wrapped estimator's ``pos_label`` when it has one.
 
     Parameters
     ----------
     estimator : ranker
         Any estimator with ``fit`` and ``decision_function`` (an online learner streams
         its rows in the given order).
-    param_grid : dict of str -> sequence of float > 0
-        Values to try for each parameter (their product, as ``ParameterGrid``).
+    param_grid : dict of str -> sequence of numbers > 0
+        Values to try for each parameter (their product, as ``ParameterGrid``); each is
+        passed as given (an integer such as ``budget`` stays an integer).
     fraction : float in (0, 1], default 0.125
     n_splits : int, default 3
     shuffle : bool, default True
@@ -119,7 +124,8 @@ class PrefixTuned(RankerMixin, BaseEstimator):
     diverged_ : list of dict           points passed over for that reason
     tune_scores_ : dict                mean inner AUC per point (tuple of its values,
                                        in ``param_grid``'s sorted key order)
-    estimator_ : fitted clone of ``estimator`` on all rows
+    estimator_ : fitted clone of ``estimator`` on all rows (labels mapped to -1/+1
+                 first, with the estimator's ``pos_label``, so the clone's is None)
 
     Examples
     --------
@@ -158,8 +164,15 @@ class PrefixTuned(RankerMixin, BaseEstimator):
                 raise ValueError(f"{name} of the estimator ({own[name]!r}) must be a number "
                                  "> 0: ties go to the grid point nearest it")
         keys = sorted(grid)
-        points = [{k: float(p[k]) for k in keys} for p in ParameterGrid(grid)]
-        return points, {k: float(own[k]) for k in keys}
+        # values kept as given (an integer setting such as ``budget`` stays an integer)
+        points = [{k: p[k] for k in keys} for p in ParameterGrid(grid)]
+        return points, {k: own[k] for k in keys}
+
+    @property
+    def pos_label(self):
+        """The wrapped estimator's ``pos_label`` (None if it has none): the labels of
+        ``fit`` and ``score`` are read with it."""
+        return self.estimator.get_params().get("pos_label")
 
     def fit(self, X, y):
         fraction = self.fraction
@@ -178,8 +191,10 @@ class PrefixTuned(RankerMixin, BaseEstimator):
         # a point tuned on a short prefix may diverge on the whole stream (a step size
         # that is safe for 20 rows): then the next best point is fitted, and so on
         self.diverged_ = []
+        # y is -1/+1 now: the clones must not map it again with the estimator's pos_label
+        relabel = {"pos_label": None} if self.pos_label is not None else {}
         for point in _by_score(best, points, self.tune_scores_):
-            model = clone(self.estimator).set_params(**point).fit(X, y)
+            model = clone(self.estimator).set_params(**point, **relabel).fit(X, y)
             if np.all(np.isfinite(model.decision_function(X))):
                 break
             self.diverged_.append(point)
@@ -207,5 +222,13 @@ def _positive_values(values) -> list:
     """``values`` as a flat list if it is a non-empty sequence of finite numbers > 0,
     else an empty list (a grid's values, for :class:`PrefixTuned` and the ``C_grid`` /
     ``width_grid`` of OB2RMK and KOIL)."""
-    flat = list(np.ravel(np.asarray(values, dtype=object)))
+    if isinstance(values, str | bytes | dict):
+        return []
+    try:
+        flat_ok = np.ndim(values) == 1  # a scalar or a nested list is not a list of values
+    except ValueError:  # a ragged nested list
+        flat_ok = False
+    if not flat_ok:
+        return []
+    flat = list(values)
     return flat if flat and all(is_positive(v) for v in flat) else []
