@@ -34,8 +34,12 @@ def _json_value(v):
 
 
 def load_npz(path) -> tuple[dict[str, np.ndarray], dict]:
-    """Read back what :func:`save_npz` wrote: (arrays, meta)."""
-    with np.load(Path(path), allow_pickle=False) as f:
+    """Read back what :func:`save_npz` wrote: (arrays, meta). ``path`` may omit the
+    ``.npz`` that :func:`save_npz` adds."""
+    path = Path(path)
+    if not path.exists() and path.with_name(path.name + ".npz").exists():
+        path = path.with_name(path.name + ".npz")
+    with np.load(path, allow_pickle=False) as f:
         arrays = {k: f[k] for k in f.files if k != _META_KEY}
         meta = json.loads(bytes(f[_META_KEY]).decode()) if _META_KEY in f.files else {}
     return arrays, meta

@@ -19,6 +19,11 @@ from optrank._validation import require_two_classes
 class PairSet:
     """Aligned arrays ``pos[k], neg[k]`` (row indices) and optional ``weight[k]``.
 
+    Index ``-1`` stands for the zero vector: ``(i, -1)`` ranks row ``i`` above the
+    origin and ``(-1, j)`` row ``j`` below it, the pseudo-pairs of Combined Ranking and
+    Classification (``ActiveSamplingRankSVM.pairs_`` holds them). Any other negative
+    index, or a pair of two zero vectors, is an error.
+
     Examples
     --------
     >>> pairs = PairSet.all_pairs([1, -1, 1, -1, -1])
@@ -33,6 +38,14 @@ class PairSet:
     def __post_init__(self):
         if self.pos.shape != self.neg.shape or self.pos.ndim != 1:
             raise ValueError("pos and neg must be aligned one-dimensional index arrays")
+        for name, idx in (("pos", self.pos), ("neg", self.neg)):
+            if idx.size and idx.dtype.kind not in "iu":
+                raise ValueError(f"{name} must hold integer row indices, got dtype {idx.dtype}")
+            if idx.size and idx.min() < -1:
+                raise ValueError(f"{name} holds the index {idx.min()}: row indices are >= 0, "
+                                 "or -1 for the zero vector")
+        if np.any((self.pos == -1) & (self.neg == -1)):
+            raise ValueError("a pair of two zero vectors (-1, -1) ranks nothing")
         if self.weight is not None:
             w = np.asarray(self.weight, dtype=np.float64)
             if w.shape != self.pos.shape:
@@ -70,30 +83,47 @@ class PairSet:
         """The pair-difference matrix ``X[pos] - X[neg]`` as CSR (explicit zeros dropped)."""
         if len(self) == 0:
             raise ValueError("the pair set is empty: no positive-negative pair to rank")
+        n = X.shape[0]
+        self._check_rows(n)
+        pos, neg = self.pos, self.neg
+        if (pos < 0).any() or (neg < 0).any():  # -1: a zero row appended at index n
+            pos, neg = np.where(pos < 0, n, pos), np.where(neg < 0, n, neg)
+            X = (sp.vstack([X, sp.csr_matrix((1, X.shape[1]))]) if sp.issparse(X)
+                 else np.vstack([np.asarray(X, dtype=np.float64), np.zeros((1, X.shape[1]))]))
         if sp.issparse(X):
             X = sp.csr_matrix(X)
-            D = (X[self.pos] - X[self.neg]).tocsr()
+            D = (X[pos] - X[neg]).tocsr()
             D.eliminate_zeros()
             return D
         X = np.asarray(X, dtype=np.float64)
-        return dense_to_csr(X[self.pos] - X[self.neg])
+        return dense_to_csr(X[pos] - X[neg])
+
+    def _check_rows(self, n_samples: int) -> None:
+        top = max(self.pos.max(initial=-1), self.neg.max(initial=-1))
+        if top >= n_samples:
+            raise ValueError(f"a pair refers to sample {top}, but there are only {n_samples}")
 
     def incidence(self, n_samples: int) -> sp.csr_matrix:
         """The (pairs x n_samples) matrix ``E`` with ``+1`` at ``pos`` and ``-1`` at ``neg``,
-        so that ``E @ X == differences(X)`` and ``E @ s`` gives the pairs' score gaps.
+        so that ``E @ X == differences(X)`` and ``E @ s`` gives the pairs' score gaps (a
+        zero vector, index -1, has no entry).
 
         Examples
         --------
         >>> PairSet(np.array([0]), np.array([2])).incidence(3).toarray().tolist()
         [[1.0, 0.0, -1.0]]
+        >>> PairSet(np.array([0, -1]), np.array([-1, 2])).incidence(3).toarray().tolist()
+        [[1.0, 0.0, 0.0], [0.0, 0.0, -1.0]]
         """
         m = len(self)
+        self._check_rows(n_samples)
         indices = np.column_stack([self.pos, self.neg]).ravel()
-        if indices.size and indices.max() >= n_samples:
-            raise ValueError(f"a pair refers to sample {indices.max()}, "
-                             f"but there are only {n_samples}")
         data = np.tile([1.0, -1.0], m)
-        return sp.csr_matrix((data, indices, np.arange(0, 2 * m + 1, 2)), shape=(m, n_samples))
+        keep = indices >= 0
+        counts = keep.reshape(m, 2).sum(axis=1)
+        indptr = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        return sp.csr_matrix((data[keep], indices[keep], indptr), shape=(m, n_samples))
 
 
 def dense_to_csr(M: np.ndarray) -> sp.csr_matrix:

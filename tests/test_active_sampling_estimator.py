@@ -128,7 +128,6 @@ _SKIP = (
     "check_sample_weights_not_an_array",
     "check_sample_weights_shape",
     "check_sample_weights_not_overwritten",
-    "check_dtype_object",
     "check_classifier_data_not_an_array",
     "check_classifiers_classes",
     "check_classifiers_train",

@@ -237,9 +237,9 @@ def test_bad_parameters_are_clear_errors(cls, bad):
 
 def test_edge_values_that_are_valid():
     X, y = toy(n=40)
-    # eta = 0.5 gives phi = 0: passive-aggressive steps on the mean, the covariance stays
-    cbr = CBR(eta=0.5, buffer_size=8, random_state=0, dtype="float64").fit(X, y)
-    np.testing.assert_array_equal(optrank.online.covariance(cbr.state_), np.eye(X.shape[1]))
+    # eta just above 0.5: phi small but > 0, so the learner moves off mu = 0
+    cbr = CBR(eta=0.51, buffer_size=8, random_state=0, dtype="float64").fit(X, y)
+    assert np.abs(cbr.coef_).max() > 0 and cbr.score(X, y) > 0.5
     assert OPAUC(lam=0.0, random_state=0).fit(X, y).score(X, y) > 0.5
     assert OAM(n_components=None, random_state=0).fit(X, y).coef_ is not None
 

@@ -43,7 +43,6 @@ _EXPECTED_FAILURES = {
         "check_sample_weights_not_an_array",
         "check_sample_weights_shape",
         "check_sample_weights_not_overwritten",
-        "check_dtype_object",
         "check_classifier_data_not_an_array",
         "check_classifiers_classes",
         "check_classifiers_train",

@@ -151,7 +151,6 @@ _EXPECTED_FAILED = {
     "check_fit2d_1feature": "labels {1, 2} need pos_label",
     "check_estimators_dtypes": "labels {1, 2} need pos_label",
     "check_classifier_data_not_an_array": "labels {1, 2} need pos_label",
-    "check_dtype_object": "object labels need pos_label; the message names the values found",
     "check_classifiers_regression_target": "continuous y is rejected by the label rule, "
     "with the values found rather than 'Unknown label type'",
     "check_classifier_not_supporting_multiclass": "multi-class y is rejected by the label "

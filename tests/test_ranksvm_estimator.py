@@ -38,7 +38,6 @@ _EXPECTED_FAILED = {
     name: _LABEL_RULE
     for name in (
         "check_estimators_dtypes",
-        "check_dtype_object",
         "check_classifier_data_not_an_array",
         "check_classifiers_classes",
         "check_classifiers_regression_target",

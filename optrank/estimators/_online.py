@@ -11,6 +11,7 @@ be resumed with bit-identical results.
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,8 +44,11 @@ def _precision(dtype: str):
 
 
 def _padded_rows(X: sp.csr_matrix, dtype):
-    """CSR rows as ``(indices, values)`` padded with value 0 to the longest row."""
-    X = sp.csr_matrix(X)
+    """CSR rows as ``(indices, values)`` padded with value 0 to the longest row (a column
+    stored twice in a row is summed first)."""
+    from optrank.stochastic._sparse import canonical_csr
+
+    X = canonical_csr(X)
     counts = np.diff(X.indptr)
     width = max(int(counts.max(initial=0)), 1)
     idx = np.zeros((X.shape[0], width), np.int32)
@@ -97,6 +101,11 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             seed = int(np.random.default_rng().integers(2**31 - 1))
         elif isinstance(seed, np.random.RandomState):
             seed = int(seed.randint(2**31 - 1))
+        elif isinstance(seed, np.random.Generator):
+            seed = int(seed.integers(2**31 - 1))
+        elif isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+            raise ValueError("random_state must be None, an integer, a numpy Generator or "
+                             f"RandomState, got {seed!r}")
         return jax.random.PRNGKey(int(seed))
 
     _positive: tuple[str, ...] = ()
@@ -113,9 +122,13 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             if not (is_count(value) or value is None and self._default(name) is None):
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         eta = getattr(self, "eta", None)
-        if eta is not None and not (is_positive(eta) and 0.5 <= eta < 1):
-            # phi = Phi^{-1}(eta) is >= 0 only for eta >= 0.5 and infinite at 1
-            raise ValueError(f"eta must be a number in [0.5, 1), got {eta!r}")
+        if eta is not None and not (is_positive(eta) and 0.5 < eta < 1):
+            # phi = Phi^{-1}(eta) is > 0 only for eta > 0.5 (at 0.5 a learner starting
+            # from mu = 0 never moves) and infinite at 1
+            raise ValueError(f"eta must be a number in (0.5, 1), got {eta!r}")
+        diagonal = getattr(self, "diagonal", False)
+        if not isinstance(diagonal, bool | np.bool_):
+            raise ValueError(f"diagonal must be True or False, got {diagonal!r}")
         lam = getattr(self, "lam", None)
         if lam is not None and not (is_positive(lam) or lam == 0):
             raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
@@ -273,6 +286,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             if hasattr(template, "feature_names_in_"):
                 model.feature_names_in_ = template.feature_names_in_
             model.state_ = jax.tree_util.tree_map(lambda a, i=i: a[i], states)
+            model._structure_ = static  # what partial_fit's structural check compares to
         return models
 
     def partial_fit(self, X, y, classes=None):
@@ -312,7 +326,10 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
     def learn_one(self, x, y):
         """Feed one instance: a 1-D array, or a dict ``{feature index or name: value}``."""
         if isinstance(x, dict):
-            x = self._dict_row(x)
+            row = self._dict_row(x).reshape(1, -1)
+            with warnings.catch_warnings():  # names were matched above, by the dict's keys
+                warnings.filterwarnings("ignore", message="X does not have valid feature names")
+                return self.partial_fit(row, np.asarray([y]))
         row = np.asarray(x, dtype=np.float64).reshape(1, -1)
         return self.partial_fit(row, np.asarray([y]))
 
@@ -387,6 +404,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             "n_features_in": int(self.n_features_in_),
             "classes": np.asarray(self.classes_).tolist(),
         }
+        if hasattr(self, "feature_names_in_"):
+            meta["feature_names"] = [str(n) for n in self.feature_names_in_]
         return save_npz(path, state_to_arrays(self.state_), meta)
 
     @classmethod
@@ -400,6 +419,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         est = cls(**meta["params"])
         est.n_features_in_ = meta["n_features_in"]
         est.classes_ = np.asarray(meta["classes"])
+        if "feature_names" in meta:
+            est.feature_names_in_ = np.asarray(meta["feature_names"], dtype=object)
         est._start(est.n_features_in_)
         with _precision(est.dtype):
             est.state_ = state_from_arrays(est.state_, _with_projections(arrays, est.state_))

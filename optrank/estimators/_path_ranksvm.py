@@ -39,6 +39,7 @@ import dataclasses
 from collections import OrderedDict
 
 import numpy as np
+import scipy.sparse as sp
 
 from optrank._digest import array_digest
 from optrank.estimators._base import validate_ranking_data
@@ -109,7 +110,10 @@ class PathRankSVM(RankSVM):
 
     def fit(self, X, y, pair_weight=None):
         """Fit as :meth:`RankSVM.fit`: warm along ``C`` for a hinge LP, the score form of
-        the QP for ``penalty="l2"``."""
+        the QP for ``penalty="l2"``; sparse ``X`` is fitted by :meth:`RankSVM.fit` (no
+        warm model: the cache keys and the score form are for dense rows)."""
+        if sp.issparse(X):
+            return super().fit(X, y, pair_weight)
         if self._scores_qp_capable(pair_weight):
             return self._fit_scores_qp(X, y)
         if not self._warm_capable(pair_weight):

@@ -8,9 +8,12 @@ features (Algorithm 2), FBAM with random Fourier features (Algorithm 3).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from optrank._persist import load_npz, save_npz
@@ -175,6 +178,8 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         if not self.tol > 0:
             raise ValueError(f"tol must be positive, got {self.tol!r}")
         check_count_fields(self, ("max_iter",))
+        if self.max_cg_iter is not None:
+            check_count_fields(self, ("max_cg_iter",))
         if self.backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {_BACKENDS}, got {self.backend!r}")
         if self.precondition not in _PRECONDITIONERS:
@@ -210,6 +215,11 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         self.coef_, self.n_iter_, self.history_ = res.x, res.n_iter, res.history
         self._fitted_coef(self.coef_)
         self.converged_ = res.converged
+        if not res.converged:
+            warnings.warn(f"{type(self).__name__}: Newton stopped after max_iter="
+                          f"{self.max_iter} steps without reaching tol={self.tol} (converged_ "
+                          "is False); raise max_iter or max_cg_iter", ConvergenceWarning,
+                          stacklevel=2)
         self.threshold_ = accuracy_threshold(_scores(Z, self.coef_), y_pm)
         return self
 

@@ -105,7 +105,12 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
         val = None if X_val is None else (np.asarray(X_val, dtype=np.float64), y_val)
         pairs = PairSet.all_pairs(y)
         C, box = self._master_terms()
-        key = None if val is not None else _path_key(self, X, y)
+        # a path is replayed only when a refit would repeat it: a random first prototype
+        # drawn without an integer seed differs from fit to fit
+        seeded = (self.first_prototype == "best"
+                  or (isinstance(self.random_state, int | np.integer)
+                      and not isinstance(self.random_state, bool)))
+        key = None if val is not None or not seeded else _path_key(self, X, y)
         if key is not None and self._replay(_PATHS.get(key)):
             _PATHS.move_to_end(key)
             return self

@@ -86,6 +86,19 @@ def _run_order_jit(update, state, X, Y, order, n_features):
     return jax.lax.scan(step, state, order)
 
 
+def _check_labels(Y, skip_zero_labels: bool) -> None:
+    """Labels of a concrete stream must be -1/+1 (0 too with ``skip_zero_labels``): a 0/1
+    stream would run silently with ``y = 0`` in every margin. Traced labels (``run`` inside
+    a caller's jit) are not checked."""
+    if isinstance(Y, jax.core.Tracer):
+        return
+    allowed = (-1, 0, 1) if skip_zero_labels else (-1, 1)
+    found = np.unique(np.asarray(Y))
+    if not np.isin(found, allowed).all():
+        raise ValueError(f"stream labels must be {' / '.join(map(str, allowed))}, found "
+                         f"{found[:10].tolist()} (0/1 labels: pass 2 * y - 1)")
+
+
 def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
         skip_zero_labels: bool = False, order=None):
     """Feed the stream ``(X, Y)`` through ``learner.update`` in one jitted ``lax.scan``.
@@ -123,6 +136,7 @@ def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
     >>> bool(state.mu[0] > state.mu[1])
     True
     """
+    _check_labels(Y, skip_zero_labels)
     d = n_features if n_features is not None else _n_features(X)
     if order is not None:
         if skip_zero_labels:
@@ -178,6 +192,7 @@ def run_grid(factory: Callable[..., Learner], grid: dict, X, Y, *, key=None,
     key = jax.random.PRNGKey(0) if key is None else key
     grid = {k: jnp.asarray(v) for k, v in grid.items()}
     static_items = tuple(sorted(static.items(), key=lambda kv: kv[0]))
+    _check_labels(Y, skip_zero_labels)
     return _run_grid_jit(factory, static_items, grid, key, X, jnp.asarray(Y), d,
                          bool(skip_zero_labels))
 

@@ -122,8 +122,10 @@ def _reservoir_push(buf: Buffers, c, x, key):
     seen = buf.seen[c] + 1
     full = buf.count[c] >= size
     k_accept, k_slot = jax.random.split(key)
-    accept = jax.random.uniform(k_accept) * seen < size
-    slot = jnp.where(full, jax.random.randint(k_slot, (), 0, size), buf.count[c])
+    # fixed dtypes: the draws must not change with JAX's x64 flag (its default dtypes)
+    accept = jax.random.uniform(k_accept, dtype=jnp.float32) * seen < size
+    slot = jnp.where(full, jax.random.randint(k_slot, (), 0, size, dtype=jnp.int32),
+                     buf.count[c])
     write = ~full | accept
     buf = _write(buf, c, slot, x, write)
     buf = buf._replace(

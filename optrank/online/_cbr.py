@@ -243,7 +243,7 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
         size = state.buffers.data.shape[1]
         C_t = state.C
         if class_weighted:
-            C_t = state.C * jnp.maximum(1.0, state.buffers.seen[opp] / size)
+            C_t = state.C * jnp.maximum(1.0, state.buffers.seen[opp].astype(state.C.dtype) / size)
         # Push the own-class instance first, then read the opposite buffer from the new
         # value: the push leaves class ``opp`` untouched, so the values are the same, but
         # XLA can then update the buffer in place; reading before writing makes it copy the

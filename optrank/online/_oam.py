@@ -74,7 +74,7 @@ def _oam_update(policy: str, variant: str):
         opp = 1 - own
         key, sub = jax.random.split(state.key)
         size = state.buffers.data.shape[1]
-        C_t = state.C * jnp.maximum(1.0, state.buffers.seen[opp] / size)
+        C_t = state.C * jnp.maximum(1.0, state.buffers.seen[opp].astype(state.C.dtype) / size)
         # push first, then read the (untouched) opposite class: lets XLA update the buffer
         # in place instead of copying it (see _cbr.py)
         buffers = buffers_push(state.buffers, own, x, sub, policy)

@@ -177,6 +177,9 @@ def _mirrored_columns(p: Program, csc, candidates: np.ndarray):
     pos, neg = pos[first], neg[first]
     keep = np.array([_negated(csc, j, k) for j, k in zip(pos, neg, strict=True)], dtype=bool)
     keep &= ~np.isin(pos, neg)
+    # with c_j + c_k < 0 the ranged row -c_k <= A_j@y <= c_j is empty (the primal is
+    # unbounded along z_j = z_k, or infeasible): keep the two rows, so D is infeasible
+    keep &= p.c[pos] + p.c[neg] >= 0
     return pos[keep], neg[keep]
 
 
@@ -219,10 +222,21 @@ def _row_duals(p: Program):
     return y_lo, y_hi, row_cols, b
 
 
+_PRIMAL_STATUS = {
+    Status.UNBOUNDED: Status.INFEASIBLE,
+    Status.INFEASIBLE: Status.INFEASIBLE_OR_UNBOUNDED,
+}
+
+
 def recover(p: Program, d: Program, m: DualMap, sol: Solution) -> Solution:
-    """Map the dual's Solution back onto the primal's blocks."""
+    """Map the dual's Solution back onto the primal's blocks.
+
+    A status is read as the primal's: the dual unbounded means the primal is infeasible
+    (weak duality); the dual infeasible means the primal is unbounded or infeasible.
+    """
     if not sol.ok:
-        return Solution(sol.status, backend=sol.backend, form="dual", message=sol.message,
+        status = _PRIMAL_STATUS.get(sol.status, sol.status)
+        return Solution(status, backend=sol.backend, form="dual", message=sol.message,
                         stats=sol.stats)
     y_cols = sol.primal["y"]
     mu = sol.dual["columns"]

@@ -47,6 +47,17 @@ _OPTIONS = {
     "large_qp": (None, bool),  # optrank's own: allow QPs above QP_ROW_LIMIT rows
 }
 
+def set_option(h, key: str, value) -> None:
+    """Set optrank option ``key`` on a ``highspy.Highs``; a value HiGHS refuses (e.g.
+    ``method="interior-point"``, ``time_limit=-1``) is an error, not a silent default."""
+    native, typ = _OPTIONS[key]
+    if native is None:
+        return
+    value = bool(value) if typ is bool else typ(value)
+    if h.setOptionValue(native, value) == _highspy().HighsStatus.kError:
+        raise ValueError(f"HiGHS refused option {key}={value!r} (HiGHS option {native!r})")
+
+
 # measured with highspy 1.15 on the L2 RankSVM: HiGHS's QP solver reports convex QPs
 # from about 4,900 pairs as non-convex or fails, and aborts the process (double free)
 # at 10,000 pairs; Clarabel through cvxpy solves 40k pairs in seconds
@@ -91,9 +102,7 @@ class HighsBackend:
             # stalls while IPX converges (360k pairs x 20 features: 13 s vs > 120 s)
             h.setOptionValue("solver", "ipm")
         for key, value in options.items():
-            native, typ = _OPTIONS[key]
-            if native is not None:
-                h.setOptionValue(native, bool(value) if typ is bool else typ(value))
+            set_option(h, key, value)
         _pass_lp(h, hp, program)
         if program.is_qp:
             _pass_hessian(h, hp, program.Q)

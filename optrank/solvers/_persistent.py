@@ -17,7 +17,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from optrank.solvers._highs import _OPTIONS, _STATUS, _pass_lp
+from optrank.solvers._highs import _STATUS, _pass_lp, set_option
 from optrank.solvers._program import Program
 from optrank.solvers._solution import Solution, Status
 
@@ -56,8 +56,7 @@ class PersistentHighs:
         self._h = highspy.Highs()
         self._h.setOptionValue("output_flag", False)
         for key, value in (options or {}).items():
-            native, typ = _OPTIONS[key]
-            self._h.setOptionValue(native, bool(value) if typ is bool else typ(value))
+            set_option(self._h, key, value)
         self._cols: dict[str, list[np.ndarray]] = {}
         self._rows: dict[str, list[np.ndarray]] = {}
         self.n_cols = 0
@@ -165,7 +164,7 @@ class PersistentHighs:
         simplex from its basis afterwards).
         """
         if method is not None:
-            self._h.setOptionValue("solver", str(method))
+            set_option(self._h, "method", method)
         t0 = time.perf_counter()
         self._h.run()
         stats = self._stats(time.perf_counter() - t0)

@@ -77,6 +77,18 @@ class Program:
         _check_blocks(self.row_blocks, m, "row")
         if self.Q is not None and self.Q.shape != (n, n):
             raise ValueError(f"Program.Q has shape {self.Q.shape}, expected ({n}, {n})")
+        for name, data in (("c", self.c), ("A", self.A.data),
+                           ("Q", None if self.Q is None else self.Q.data)):
+            if data is not None and not np.all(np.isfinite(data)):
+                raise ValueError(f"Program.{name} has NaN or inf entries")
+        for name in ("row_lower", "row_upper", "col_lower", "col_upper"):
+            if np.isnan(getattr(self, name)).any():
+                raise ValueError(f"Program.{name} has NaN entries")
+        if self.Q is not None and self.Q.nnz:
+            asym = abs(self.Q - self.Q.T)
+            if asym.nnz and asym.max() > 1e-12 * max(1.0, abs(self.Q).max()):
+                raise ValueError("Program.Q must be symmetric (the objective is 1/2 z@Q@z; "
+                                 "pass (Q + Q.T) / 2 for a non-symmetric matrix)")
 
     @classmethod
     def from_blocks(

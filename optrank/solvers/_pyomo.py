@@ -79,6 +79,11 @@ class PyomoBackend:
         )
 
     def solve(self, program: Program, options: dict) -> Solution:
+        bad = _empty_rows_excluding_zero(program)
+        if bad.size:  # pyomo drops a row with no coefficients; its bounds must hold at 0
+            return Solution(Status.INFEASIBLE, backend=self.name,
+                            message=f"row {int(bad[0])} has no coefficients and its bounds "
+                                    f"exclude 0 ({bad.size} such rows)")
         t0 = time.perf_counter()
         model = self.build(program)
         build_time = time.perf_counter() - t0
@@ -129,15 +134,18 @@ class PyomoBackend:
                             stats=stats)
         loader = results.solution_loader
         zs = list(model.z.values())
-        values = loader.get_vars(zs)
-        z = np.array([values[v] for v in zs], dtype=np.float64)
+        values = loader.get_vars()  # every column the solver saw (not in zs's order)
+        # a column in no row and not in the objective is not in the solver's model: any
+        # value within its bounds is optimal (the one nearest 0), its reduced cost is 0
+        free = np.clip(0.0, program.col_lower, program.col_upper)
+        z = np.array([values.get(v, free[j]) for j, v in enumerate(zs)], dtype=np.float64)
         y = np.zeros(program.n_rows)
         if len(model.rows):
             duals = loader.get_duals(list(model.rows.values()))
             keys = np.fromiter(model.rows.keys(), dtype=np.int64, count=len(model.rows))
             y[keys] = [duals[c] for c in model.rows.values()]
-        rc = loader.get_reduced_costs(zs)
-        col_dual = np.array([rc[v] for v in zs], dtype=np.float64)
+        rc = loader.get_reduced_costs()
+        col_dual = np.array([rc.get(v, 0.0) for v in zs], dtype=np.float64)
         stats["dual_objective"] = program.dual_objective(z, y, col_dual)
         return Solution(
             Status.OPTIMAL,
@@ -148,6 +156,17 @@ class PyomoBackend:
             backend=self.name,
             stats=stats,
         )
+
+
+def _empty_rows_excluding_zero(program: Program) -> np.ndarray:
+    """Rows without a nonzero coefficient whose bounds exclude 0 (infeasible as written)."""
+    A = program.A
+    nonzero = np.diff(A.indptr) > 0
+    if A.nnz and nonzero.any():
+        nonzero = np.asarray(abs(A).max(axis=1).todense()).ravel() > 0
+    tol = 1e-9
+    bad = ~nonzero & ((program.row_lower > tol) | (program.row_upper < -tol))
+    return np.flatnonzero(bad)
 
 
 def _timings(results, build_time: float, wall: float) -> dict:

@@ -6,6 +6,17 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def canonical_csr(X) -> sp.csr_matrix:
+    """``X`` as CSR with sorted indices and no column stored twice in a row (summed, as
+    ``toarray`` would; a squared norm over padded rows would otherwise count ``v1^2 +
+    v2^2`` for ``(v1 + v2)^2``). The caller's matrix is copied, never changed."""
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()  # also sorts the indices
+    return X
+
+
 def to_padded(X, dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
     """Padded ``(indices, values)`` arrays of a CSR matrix, indices sorted per row.
 
@@ -19,8 +30,7 @@ def to_padded(X, dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
     >>> idx.tolist(), val.tolist()
     ([[1, 3], [0, 2]], [[2.0, 0.0], [1.0, 3.0]])
     """
-    X = sp.csr_matrix(X)
-    X.sort_indices()
+    X = canonical_csr(X)
     n, d = X.shape
     counts = np.diff(X.indptr)
     width = max(int(counts.max()) if n else 0, 1)
