@@ -41,8 +41,8 @@ def np_reservoir_oam(X, Y, C, size, variant, key):
             bufs[own].append(x)
         else:
             k_acc, k_slot = jax.random.split(sub)
-            if float(jax.random.uniform(k_acc)) * seen[own] < size:
-                bufs[own][int(jax.random.randint(k_slot, (), 0, size))] = x
+            if float(jax.random.uniform(k_acc, dtype=jnp.float32)) * seen[own] < size:
+                bufs[own][int(jax.random.randint(k_slot, (), 0, size, dtype=jnp.int32))] = x
     return w
 
 

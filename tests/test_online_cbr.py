@@ -46,8 +46,8 @@ class NpBuffers:
             self.slots[c][filled] = x
         else:
             k_acc, k_slot = jax.random.split(sub)
-            if float(jax.random.uniform(k_acc)) * self.seen[c] < self.size:
-                self.slots[c][int(jax.random.randint(k_slot, (), 0, self.size))] = x
+            if float(jax.random.uniform(k_acc, dtype=jnp.float32)) * self.seen[c] < self.size:
+                self.slots[c][int(jax.random.randint(k_slot, (), 0, self.size, dtype=jnp.int32))] = x
 
     def items(self, c):
         return [s for s in self.slots[c] if s is not None]
