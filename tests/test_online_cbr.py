@@ -47,7 +47,8 @@ class NpBuffers:
         else:
             k_acc, k_slot = jax.random.split(sub)
             if float(jax.random.uniform(k_acc, dtype=jnp.float32)) * self.seen[c] < self.size:
-                self.slots[c][int(jax.random.randint(k_slot, (), 0, self.size, dtype=jnp.int32))] = x
+                slot = jax.random.randint(k_slot, (), 0, self.size, dtype=jnp.int32)
+                self.slots[c][int(slot)] = x
 
     def items(self, c):
         return [s for s in self.slots[c] if s is not None]
