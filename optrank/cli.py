@@ -301,7 +301,9 @@ def parse_duration(text: str) -> float:
         seconds = float(value)
     else:
         parts = re.findall(r"(\d+(?:\.\d*)?)([hms])", value)
-        if not parts or "".join(n + u for n, u in parts) != value:
+        units = "".join(u for _, u in parts)
+        in_order = units in ("h", "m", "s", "hm", "hs", "ms", "hms")  # each once, h m s
+        if not parts or "".join(n + u for n, u in parts) != value or not in_order:
             raise argparse.ArgumentTypeError(
                 f"not a duration: {text!r} (use e.g. 90m, 2h, 1h30m, 45s, or seconds)")
         seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
@@ -404,6 +406,11 @@ def _only_datasets(resolved, names: list[str], quick: bool):
     from dataclasses import replace
 
     wanted = {n.strip() for n in names if n.strip()}
+    everywhere = {e.name for _, ps in resolved for p in ps for e in p.datasets}
+    missing = sorted(wanted - everywhere)
+    if missing:  # a misspelt name would otherwise be dropped without a word
+        raise ValueError(f"no protocol of the selection has the datasets {missing}; "
+                         f"they have {sorted(everywhere)}")
     kept = []
     for table_id, ps in resolved:
         ps = [p.only(wanted) for p in ps if wanted & {e.name for e in p.datasets}]

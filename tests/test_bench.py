@@ -72,7 +72,7 @@ def test_tiny_case_runs_end_to_end(smoke):
 def test_test_auc_matches_independent_refit(smoke):
     case = get_case("linear-auc-smoke")
     X, y, train, test = load_case_data(case)
-    idx = subset(train, 100, case.seed)
+    idx = subset(train, 100, case.seed, y=y)  # the stratified subset the bench draws
     scaler = Standardizer().fit(X[idx])
     model = LinearSVC(class_weight="balanced", random_state=case.seed).fit(
         scaler.transform(X[idx]), y[idx]

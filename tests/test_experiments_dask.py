@@ -174,6 +174,43 @@ def test_cache_key_depends_on_config_and_code_not_labels():
     assert key != cell_key(protocol, Cell(cell.dataset, 1, 0), fingerprint="a")
 
 
+def test_cache_key_depends_on_the_data_files(tmp_path, monkeypatch):
+    """A data file replaced (another OPTRANK_DATA, or the file rewritten) is another
+    cell: a cached result must not be read for data it was not computed on."""
+    import os
+    from pathlib import Path
+
+    from optrank.data._registry import resolve_name
+
+    source = Path(os.environ["OPTRANK_DATA"]) / resolve_name("heart").sources("all")[0].path
+    if not source.is_file():
+        pytest.skip("the shared heart file is absent")
+    protocol = _protocol()
+    cell = cells(protocol)[0]
+    monkeypatch.setenv("OPTRANK_DATA", str(tmp_path))
+    embedded = cell_key(protocol, cell, fingerprint="a")  # no heart file: the package's copy
+    (tmp_path / "heart").mkdir()
+    copy = tmp_path / "heart" / "heart_scale"
+    copy.write_bytes(source.read_bytes())
+    same_bytes = cell_key(protocol, cell, fingerprint="a")
+    lines = source.read_text().splitlines()
+    flipped = [("-1" + ln[2:] if ln.startswith("+1") else "+1" + ln[2:]) for ln in lines]
+    copy.write_text("\n".join(flipped) + "\n")
+    assert cell_key(protocol, cell, fingerprint="a") != same_bytes
+    assert same_bytes != embedded  # the file's own bytes, not the embedded bz2's
+
+
+def test_cache_key_depends_on_an_outside_estimator_module(tmp_path, monkeypatch):
+    module = tmp_path / "my_outside_ranker.py"
+    module.write_text("from optrank import PRSVMPlus as MyRanker\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    protocol = _protocol(estimator="my_outside_ranker:MyRanker")
+    cell = cells(protocol)[0]
+    before = cell_key(protocol, cell, fingerprint="a")
+    module.write_text("from optrank import PRSVMPlus as MyRanker  # edited\n")
+    assert cell_key(protocol, cell, fingerprint="a") != before
+
+
 def test_scores_files_and_history_column(tmp_path):
     protocol = _protocol(repetitions=1)
     result = run_protocol(protocol, output_dir=tmp_path)

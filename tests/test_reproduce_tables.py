@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from optrank.cli import main
-from optrank.experiments import DatasetEntry, Protocol, RunResult, reference_dir
+from optrank.experiments import DatasetEntry, Protocol, RunResult, cells, reference_dir
 from optrank.experiments import _registry as reg
 from optrank.experiments._runner import _estimator_class
 from optrank.experiments._tables import index_table_ids, significance, write_table_report
@@ -330,3 +330,15 @@ def test_not_run_tells_a_method_left_out_of_this_run_from_one_not_implemented():
     assert reasons[("heart", "OB2RMK")].startswith("not in this run")  # has a protocol
     assert reasons[("sonar", "B2RMK")].startswith("not in this run")  # dataset not selected
     assert reasons[("heart", "OMKC(D,D)")] == "method not implemented as a runner protocol"
+
+
+def test_paper_runs_are_counted_per_dataset():
+    """A dataset with an official test split has fewer cells than the k-fold ones of the
+    same protocol; the Welch test must use its own count (it used the average)."""
+    from optrank.experiments._tables import _full_cells
+
+    base = reg.get_protocol("asranksvm-soft-correct-table4")
+    counts = {e.name: sum(c.dataset.name == e.name for c in cells(base)) for e in base.datasets}
+    assert len(set(counts.values())) > 1  # a9a differs from the others
+    for name, n in counts.items():
+        assert _full_cells(base, {}, name) == n

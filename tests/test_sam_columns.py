@@ -151,6 +151,20 @@ def test_passes_continue_the_stream_through_partial_fit():
     assert int(ours.state_.step) == 3 * len(y)
 
 
+@pytest.mark.parametrize("cls, grid", [
+    (SOLAMPasses, [{"learning_rate": 1.0, "R": 0.1}, {"learning_rate": 10.0, "R": 10.0}]),
+    (OAMPasses, [{"C": 0.1}, {"C": 10.0}]),
+])
+def test_fit_grid_fits_each_point_with_its_shuffled_passes(cls, grid):
+    """The runner's inner search calls fit_grid: each point must be the model the protocol
+    refits (it was the online estimator's vmapped single pass in row order)."""
+    X, y = _toy()
+    est = cls(passes=3, random_state=0) if cls is SOLAMPasses else cls(random_state=0)
+    for model, point in zip(est.fit_grid(X, y, grid), grid, strict=True):
+        alone = clone(est).set_params(**point).fit(X, y)
+        np.testing.assert_array_equal(model.coef_, alone.coef_)
+
+
 def test_monitored_fit_runs_monitor_passes_and_starts_with_the_timed_fit():
     X, y = _toy()
     Xv, yv = _toy(80, seed=1)

@@ -63,17 +63,29 @@ def load_case_data(case: BenchCase):
     return np.asarray(X, dtype=np.float64), np.asarray(y), train, test
 
 
-def subset(train: np.ndarray, size: int | None, seed: int) -> np.ndarray:
-    """``size`` training indices drawn without replacement (all, shuffled, for ``None``).
+def subset(train: np.ndarray, size: int | None, seed: int, y=None) -> np.ndarray:
+    """``size`` training indices drawn without replacement (all, shuffled, for ``None``);
+    with the labels ``y``, stratified: each class keeps its share and at least one row.
 
     Examples
     --------
     >>> subset(np.arange(10), 3, seed=0).size, subset(np.arange(10), None, seed=0).size
     (3, 10)
+    >>> y = np.array([1] + [-1] * 9)
+    >>> sorted(y[subset(np.arange(10), 2, seed=0, y=y)].tolist())
+    [-1, 1]
     """
     rng = np.random.default_rng(seed)
     order = rng.permutation(train)
-    return order if size is None or size >= train.size else order[:size]
+    if size is None or size >= train.size:
+        return order
+    if y is None:
+        return order[:size]
+    labels = y[order]
+    pos, neg = order[labels > 0], order[labels <= 0]
+    n_pos = min(max(1, round(size * pos.size / order.size)), pos.size, size - 1)
+    keep = np.concatenate([pos[:n_pos], neg[: size - n_pos]])
+    return rng.permutation(keep)
 
 
 def time_learner(name: str, X, y, X_test, y_test, repeats: int, seed: int) -> dict:
@@ -111,8 +123,17 @@ def run_case(
     X, y, train, test = load_case_data(case)
     names = [n for n in (learners or case.learners) if _usable(n)]
     rows = []
+    done = set()
     for size in sizes if sizes is not None else case.sizes:
-        idx = subset(train, size, case.seed)
+        n = train.size if size is None else min(int(size), train.size)
+        if n in done:  # e.g. 100000 and "all" on a small set: the same rows twice
+            log.warning("size %s is %d training rows, already measured: skipped", size, n)
+            continue
+        if n < 2:
+            raise ValueError(f"size {size} leaves {n} training row: a ranking needs both "
+                             "classes")
+        done.add(n)
+        idx = subset(train, size, case.seed, y=y)
         scaler = Standardizer().fit(X[idx])
         X_tr, X_te = scaler.transform(X[idx]), scaler.transform(X[test])
         for name in names:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import logging
 import os
 from pathlib import Path
@@ -10,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from optrank.data._cache import cached_parse
+from optrank.data._cache import cached_parse, file_sha256
 from optrank.data._catalog import all_specs
-from optrank.data._embedded_data import load_embedded
+from optrank.data._embedded_data import embedded_path, load_embedded
 from optrank.data._keel import read_keel
 from optrank.data._libsvm import read_libsvm
 from optrank.data._matlab import read_mat_xy
@@ -52,6 +53,28 @@ def resolve_name(name: str, data_dir: str | os.PathLike | None = None) -> Datase
         f"unknown dataset {name!r}; closest: {close or 'none'}; known datasets: "
         f"{', '.join(close + rest)}"
     )
+
+
+def dataset_fingerprint(name: str, data_dir: str | os.PathLike | None = None) -> str:
+    """sha256 over the bytes of the files :func:`load` reads for ``name`` (all splits),
+    or of the embedded copy when that is what it reads: what a cached result computed
+    on the dataset must match (a file replaced in the data directory changes it).
+
+    Examples
+    --------
+    >>> len(dataset_fingerprint("heart"))
+    64
+    """
+    spec = resolve_name(name, data_dir)
+    if spec.embedded and not _files_present(spec, data_dir):
+        digests = ["embedded", file_sha256(embedded_path("heart_scale.bz2"))]
+    else:
+        root = require_data_dir(data_dir)
+        digests = []
+        for source in spec.sources("all"):
+            path = root / source.path
+            digests += [source.path, file_sha256(path) if path.is_file() else "absent"]
+    return hashlib.sha256("\n".join(digests).encode()).hexdigest()
 
 
 def load_raw(

@@ -2,9 +2,11 @@
 
 The key is the sha256 of the protocol fields that affect a cell (not its name, table or
 the paper column it is compared with, so a table read from another table's runs, e.g.
-accuracy beside AUC, reuses them), the cell itself, the optrank version and a
-fingerprint of the package's source files. Editing any optrank source file therefore
-invalidates every cached cell; failed cells are never cached, so a rerun retries them.
+accuracy beside AUC, reuses them), the cell itself, the bytes of the dataset's files,
+the source file of an estimator given as ``"module:Class"`` outside optrank, the optrank
+version and a fingerprint of the package's source files. Editing any optrank source
+file, or replacing a data file, therefore invalidates the cached cells that depend on
+it; failed cells are never cached, so a rerun retries them.
 """
 
 from __future__ import annotations
@@ -53,12 +55,47 @@ def cell_config(protocol, cell) -> dict:
         for f in dataclasses.fields(protocol)
         if f.name not in _LABEL_FIELDS
     }
-    return {
+    config = {
         "protocol": fields,
         "dataset": dataclasses.asdict(cell.dataset),
+        "data": _data_fingerprint(cell.dataset.name),
         "repetition": cell.repetition,
         "fold": cell.fold,
     }
+    outside = _outside_source(getattr(protocol, "estimator", None))
+    if outside is not None:
+        config["estimator_source"] = outside
+    return config
+
+
+def _data_fingerprint(name: str) -> str:
+    """The bytes of the dataset's files (``optrank.data.dataset_fingerprint``; each file
+    is read once per process while its size and mtime stay the same); a dataset that
+    cannot be resolved hashes as its name (the cell then fails when it loads, and failed
+    cells are not cached)."""
+    from optrank.data._registry import dataset_fingerprint
+
+    try:
+        return dataset_fingerprint(name)
+    except (ValueError, FileNotFoundError):
+        return f"unresolved:{name}"
+
+
+def _outside_source(estimator) -> str | None:
+    """sha256 of the module file of a ``"module:Class"`` estimator outside optrank (its
+    code is not in :func:`code_fingerprint`), None for optrank's own estimators."""
+    if not isinstance(estimator, str) or ":" not in estimator:
+        return None
+    module = estimator.split(":", 1)[0]
+    if module == "optrank" or module.startswith("optrank."):
+        return None
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    origin = getattr(spec, "origin", None) if spec is not None else None
+    if origin is None or not Path(origin).is_file():
+        return f"unresolved:{module}"
+    return hashlib.sha256(Path(origin).read_bytes()).hexdigest()
 
 
 def cell_key(protocol, cell, fingerprint: str | None = None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 
@@ -21,6 +22,8 @@ class DatasetEntry:
     def __post_init__(self):
         if self.preprocessing not in ("protocol", None, "standardize", "minmax"):
             raise ValueError(f"unknown preprocessing {self.preprocessing!r}")
+        if self.feature_range is not None:  # a list would not hash (cells are cached by it)
+            object.__setattr__(self, "feature_range", tuple(self.feature_range))
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,13 @@ class Protocol:
             raise ValueError(f"unknown features {self.features!r}")
         if not self.datasets:
             raise ValueError(f"protocol {self.name!r} has no datasets")
+        if not (isinstance(self.repetitions, int) and self.repetitions >= 1):
+            raise ValueError(f"protocol {self.name!r}: repetitions must be an integer >= 1, "
+                             f"got {self.repetitions!r}")
+        n_points = _grid_size(self.grid)
+        if n_points > 1 and self.cv_folds < 2:
+            raise ValueError(f"protocol {self.name!r}: a grid of {n_points} points needs "
+                             f"cv_folds >= 2 to choose among them, got {self.cv_folds!r}")
 
     def quick(
         self, n_datasets: int = 3, grid_values: int = 3, max_instances: int | None = None
@@ -114,9 +124,21 @@ class Protocol:
         return tuple(e for e in self.datasets if e.name in self.quick_datasets)[:n]
 
 
+def _grid_size(grid) -> int:
+    """Points of a grid: a dict of value lists (their product), or a list of such dicts."""
+    if not grid:
+        return 0
+    grids = grid if isinstance(grid, list | tuple) else [grid]
+    return sum(math.prod(len(v) for v in g.values()) for g in grids)
+
+
 def _spread(values, k: int) -> list:
+    if not (isinstance(k, int) and k >= 1):
+        raise ValueError(f"grid_values must be an integer >= 1, got {k!r}")
     values = list(values)
     if len(values) <= k:
         return values
+    if k == 1:
+        return [values[(len(values) - 1) // 2]]  # the middle value
     idx = sorted({round(i * (len(values) - 1) / (k - 1)) for i in range(k)})
     return [values[i] for i in idx]

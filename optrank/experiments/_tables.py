@@ -99,10 +99,13 @@ def _values(result: RunResult, dataset: str, field: str) -> np.ndarray:
     return np.asarray(vals, dtype=float)
 
 
-def _full_cells(protocol: Protocol, full: dict[str, Protocol]) -> int:
+def _full_cells(protocol: Protocol, full: dict[str, Protocol], dataset: str) -> int:
+    """Cells of ``dataset`` in the full protocol: the paper's number of runs behind its
+    figure (a dataset with an official test split has fewer than the k-fold ones)."""
     base = full.get(protocol.name.removesuffix("-quick"), protocol)
-    n = len(cells(base))
-    return max(1, n // max(1, len(base.datasets)))
+    every = cells(base)
+    n = sum(c.dataset.name == dataset for c in every)
+    return n if n else max(1, len(every) // max(1, len(base.datasets)))  # not in the base
 
 
 def summary_rows(
@@ -122,7 +125,7 @@ def summary_rows(
             )
             paper, paper_std = ref if ref else (float("nan"), float("nan"))
             mean = float(ours.mean()) if ours.size else float("nan")
-            pval, mark = significance(ours, paper, paper_std, _full_cells(p, full))
+            pval, mark = significance(ours, paper, paper_std, _full_cells(p, full, entry.name))
             out.append(
                 {
                     "table_id": table_id,

@@ -79,7 +79,9 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
         """Map X to the ``D``-dimensional random feature space."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        scale = np.sqrt(2.0 / self.n_components)
+        # the fitted width, not n_components as it is now (set_params after fit)
+        width = self.random_weights_.shape[1] * (1 if self.form == "cos" else 2)
+        scale = np.sqrt(2.0 / width)
 
         def block(B):
             proj = np.asarray(safe_sparse_dot(B, self.random_weights_, dense_output=True))
@@ -87,7 +89,6 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
                 return scale * np.cos(proj + self.random_offset_)
             return scale * np.hstack([np.cos(proj), np.sin(proj)])
 
-        width = self.random_weights_.shape[1] * (1 if self.form == "cos" else 2)
         return row_blocks(block, X, width, dtype=output_dtype(self.dtype))
 
     def fitted_arrays(self) -> dict:

@@ -114,8 +114,8 @@ def bandwidth_rule(X, n_rows: int = BANDWIDTH_ROWS) -> float:
 def default_gamma(X, gamma: float | None = None) -> float:
     """``gamma`` if given, else ``1 / bandwidth_rule(X)`` (1.0 for constant data)."""
     if gamma is not None:
-        if not gamma > 0:
-            raise ValueError(f"gamma must be positive, got {gamma!r}")
+        if not (gamma > 0 and np.isfinite(gamma)):
+            raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
         return float(gamma)
     sigma = bandwidth_rule(X)
     return 1.0 / sigma if sigma > 0 else 1.0

@@ -90,6 +90,9 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"landmarks must be one of {_LANDMARKS}, got {self.landmarks!r}")
         if not (isinstance(self.n_components, int | np.integer) and self.n_components > 0):
             raise ValueError(f"n_components must be a positive integer, got {self.n_components!r}")
+        if self.rank is not None and not (isinstance(self.rank, int | np.integer)
+                                          and not isinstance(self.rank, bool) and self.rank > 0):
+            raise ValueError(f"rank must be None or a positive integer, got {self.rank!r}")
         output_dtype(self.dtype)
         self.gamma_ = default_gamma(X, self.gamma)
         self.components_ = self._landmarks(X, min(self.n_components, X.shape[0]))

@@ -54,6 +54,8 @@ def as_row_chunked(X, chunks: int | Sequence[int] | None = None):
             )
         if chunks is None:
             raise ValueError("a numpy X needs chunks (rows per block or a tuple of lengths)")
+        if X.ndim != 2:
+            raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
         X = da.from_array(X, chunks=(chunks, X.shape[1]))
     elif chunks is not None:
         X = X.rechunk((chunks, X.shape[1]))

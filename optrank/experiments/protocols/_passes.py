@@ -31,7 +31,25 @@ from optrank.features import _cache as embedding_cache
 
 
 class _ShuffledPasses:
-    """Mixin: ``fit`` runs ``passes`` shuffled passes (see the module docstring)."""
+    """Mixin: ``fit`` runs ``passes`` shuffled passes (see the module docstring), and
+    ``fit_grid`` fits each point that way."""
+
+    def fit_grid(self, X, y, param_grid):
+        """One model per point of ``param_grid``, each by :meth:`fit` (its shuffled passes).
+
+        The online estimators' own ``fit_grid`` vmaps one pass in row order over the
+        grid: another model than this wrapper's, so a search through it would choose the
+        hyperparameters of a model the protocol never fits (it did, until 2026-11-26:
+        docs/results_001_sam.md, "Tuning of the SOLAM and OAM columns").
+        """
+        from sklearn.base import clone
+        from sklearn.model_selection import ParameterGrid
+
+        points = (list(ParameterGrid(param_grid)) if isinstance(param_grid, dict)
+                  else [dict(p) for p in param_grid])
+        if not points:
+            raise ValueError("param_grid has no points")
+        return [clone(self).set_params(**p).fit(X, y) for p in points]
 
     def fit(self, X, y, X_val=None, y_val=None):
         """Train for ``passes`` shuffled passes over ``(X, y)``.
