@@ -39,8 +39,9 @@ class _ShuffledPasses:
 
         The online estimators' own ``fit_grid`` vmaps one pass in row order over the
         grid: another model than this wrapper's, so a search through it would choose the
-        hyperparameters of a model the protocol never fits (it did, until 2026-11-26:
-        docs/results_001_sam.md, "Tuning of the SOLAM and OAM columns").
+        hyperparameters of a model the protocol never fits (the runner searched that
+        way from 2026-11-22 to 2026-11-26; docs/results_001_sam.md, "Tuning of the SOLAM
+        and OAM columns", shows no reported cell ran then).
         """
         from sklearn.base import clone
         from sklearn.model_selection import ParameterGrid
