@@ -60,6 +60,18 @@ def _padded_rows(X: sp.csr_matrix, dtype):
     return idx, val
 
 
+def grid_points(param_grid) -> list[dict]:
+    """The points of ``param_grid``: a dict of value lists (their product) or a list of
+    dicts; an empty grid is an error."""
+    from sklearn.model_selection import ParameterGrid
+
+    points = (list(ParameterGrid(param_grid)) if isinstance(param_grid, dict)
+              else [dict(p) for p in param_grid])
+    if not points:
+        raise ValueError("param_grid has no points")
+    return points
+
+
 def _check_binary(y):
     """Reject multi-class and continuous targets with scikit-learn's wording."""
     y_type = type_of_target(y, input_name="y", raise_unknown=True)
@@ -252,12 +264,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         ([0.1, 1.0, 10.0], [1.0, 1.0, 1.0])
         """
         from sklearn.base import clone
-        from sklearn.model_selection import ParameterGrid
-
-        points = list(ParameterGrid(param_grid)) if isinstance(param_grid, dict) \
-            else [dict(p) for p in param_grid]
-        if not points:
-            raise ValueError("param_grid has no points")
+        points = grid_points(param_grid)
         models = [clone(self).set_params(**p) for p in points]
         swept = set().union(*points)
         if len(points) == 1 or not self._vmap_pays() or not swept <= set(self._spec()[1]):

@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
-from optrank.estimators._online import CBR, OAM, SOLAM, _precision
+from optrank.estimators._online import CBR, OAM, SOLAM, _precision, grid_points
 from optrank.features import NystromFeatures
 from optrank.features import _cache as embedding_cache
 
@@ -44,13 +44,8 @@ class _ShuffledPasses:
         and OAM columns", shows no reported cell ran then).
         """
         from sklearn.base import clone
-        from sklearn.model_selection import ParameterGrid
 
-        points = (list(ParameterGrid(param_grid)) if isinstance(param_grid, dict)
-                  else [dict(p) for p in param_grid])
-        if not points:
-            raise ValueError("param_grid has no points")
-        return [clone(self).set_params(**p).fit(X, y) for p in points]
+        return [clone(self).set_params(**p).fit(X, y) for p in grid_points(param_grid)]
 
     def fit(self, X, y, X_val=None, y_val=None):
         """Train for ``passes`` shuffled passes over ``(X, y)``.
