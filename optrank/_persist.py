@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +16,25 @@ def save_npz(path, arrays: dict[str, np.ndarray], meta: dict) -> Path:
     path = Path(path)
     if _META_KEY in arrays:
         raise ValueError(f"array name {_META_KEY!r} is reserved")
-    payload = {k: np.asarray(v) for k, v in arrays.items()}
+    payload = {k: _plain_array(k, v) for k, v in arrays.items()}
     text = json.dumps(meta, sort_keys=True, default=_json_value)
     payload[_META_KEY] = np.frombuffer(text.encode(), dtype=np.uint8)
     np.savez(path, **payload)
     return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+
+
+def _plain_array(name: str, v) -> np.ndarray:
+    """``v`` as an array ``np.load`` reads without pickle: an object array (e.g. the
+    ``classes_`` of object-dtype labels) becomes the plain dtype of its values when that
+    keeps every value as it was, else it is an error (never saved as a pickle)."""
+    a = np.asarray(v)
+    if a.dtype != object:
+        return a
+    plain = np.asarray(a.tolist())
+    if plain.dtype == object or plain.shape != a.shape or plain.tolist() != a.tolist():
+        raise ValueError(f"cannot save {name!r}: its values {a.tolist()[:5]} have no common "
+                         "numeric or string dtype")
+    return plain
 
 
 def _json_value(v):
@@ -39,6 +54,9 @@ def load_npz(path) -> tuple[dict[str, np.ndarray], dict]:
     path = Path(path)
     if not path.exists() and path.with_name(path.name + ".npz").exists():
         path = path.with_name(path.name + ".npz")
+    if not zipfile.is_zipfile(path):  # np.load would suggest unpickling it
+        raise ValueError(f"{path} is not a file written by an optrank model's save() "
+                         "('optrank fit --save'): not an .npz archive")
     with np.load(path, allow_pickle=False) as f:
         arrays = {k: f[k] for k in f.files if k != _META_KEY}
         meta = json.loads(bytes(f[_META_KEY]).decode()) if _META_KEY in f.files else {}

@@ -151,3 +151,37 @@ def check_nonnegative_fields(obj, names) -> None:
                                        and isinstance(value, (int, float, np.integer, np.floating))
                                        and value == 0)):
             raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
+def rng_from(random_state, name: str = "random_state") -> np.random.Generator:
+    """A numpy Generator from an estimator's ``random_state``.
+
+    None (fresh entropy), an integer >= 0 (the stream of ``np.random.default_rng(seed)``),
+    a Generator (used as is) or a legacy ``RandomState`` (one seed drawn from it);
+    anything else, bools included, is a ``ValueError`` naming ``name``.
+
+    Examples
+    --------
+    >>> float(rng_from(3).random()) == float(np.random.default_rng(3).random())
+    True
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(int(random_state.randint(2**31 - 1)))
+    if random_state is None or (isinstance(random_state, (int, np.integer))
+                                and not isinstance(random_state, (bool, np.bool_))
+                                and random_state >= 0):
+        return np.random.default_rng(random_state)
+    raise ValueError(f"{name} must be None, an integer >= 0, a numpy Generator or RandomState, "
+                     f"got {random_state!r}")
+
+
+def check_top_k(estimator, k) -> int:
+    """``k`` of a ``top_pairs(k)`` call: an integer >= 0, on a fitted estimator."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator, "duals_")
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"k must be an integer >= 0, got {k!r}")
+    return int(k)

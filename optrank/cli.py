@@ -35,6 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, KeyError) as exc:
         print(f"optrank: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:
+        print(f"optrank: error: out of memory ({exc}). The all-pairs formulations (RankSVM, "
+              "the Ranking-CG masters) grow with n_pos * n_neg; subsample the data or use an "
+              "estimator that never forms the pairs (PRSVMPlus, ActiveSamplingRankSVM, the "
+              "online and stochastic learners)", file=sys.stderr)
+        return 2
     except RuntimeError as exc:  # SolverError and friends
         print(f"optrank: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
@@ -74,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="start a Dask LocalCluster (the default)")
     where.add_argument("--sequential", action="store_true",
                        help="run the cells one after another in this process")
-    rp.add_argument("--workers", type=int, help="LocalCluster workers (default: one per core)")
+    rp.add_argument("--workers", type=_positive_int,
+                    help="LocalCluster workers (default: one per core)")
     rp.add_argument("--no-cache", action="store_true",
                     help="rerun every cell (default: reuse <output>/.cache)")
     rp.add_argument("--cached-only", action="store_true",
@@ -94,6 +101,17 @@ def _parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
     _report_parser(sub)
     return p
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
 
 
 def _report_parser(sub) -> None:
@@ -128,9 +146,11 @@ def prepare_data(cfg: Config):
     from optrank.data import Standardizer, load, stratified_split
 
     d = cfg.data
-    X, y = load(d.name, split=d.split, binarize=d.binarize, data_dir=d.data_dir)
+    X, y = load(d.name, split=d.split, binarize=d.binarize, data_dir=d.data_dir,
+                missing=d.missing)
     if d.test_name:
-        X_test, y_test = load(d.test_name, split="test", binarize=d.binarize, data_dir=d.data_dir)
+        X_test, y_test = load(d.test_name, split="test", binarize=d.binarize, data_dir=d.data_dir,
+                              missing=d.missing)
         X_train, y_train = X, y
     else:
         train, test = stratified_split(y, test_size=d.test_size, random_state=d.random_state)
@@ -254,6 +274,9 @@ def _evaluation_data(args, recorded: dict | None) -> tuple[DataConfig, str]:
                                 source=f"{args.model} metadata").data
     asked = load_config(args.config).data if args.config else fit_data
     asked = dataclasses.replace(asked, **({"name": args.dataset} if args.dataset else {}))
+    # the same dataset under another accepted spelling ("yeast3" for "keel:yeast3")
+    asked = dataclasses.replace(asked, name=_canonical_name(asked.name))
+    fit_data = dataclasses.replace(fit_data, name=_canonical_name(fit_data.name))
     keys = [f.name for f in dataclasses.fields(DataConfig) if f.name != "data_dir"]
     differ = [f"{k}={getattr(asked, k)!r} (fit: {getattr(fit_data, k)!r})"
               for k in keys if getattr(asked, k) != getattr(fit_data, k)]
@@ -267,6 +290,8 @@ def _evaluation_data(args, recorded: dict | None) -> tuple[DataConfig, str]:
 def cmd_datasets(args) -> int:
     from optrank.data import list_datasets
 
+    if args.data_dir is not None and not Path(args.data_dir).is_dir():
+        raise FileNotFoundError(f"data directory {args.data_dir} does not exist")
     rows = list_datasets(args.data_dir)
     print(f"{'name':42s} {'n':>8s} {'d':>6s} {'positives':>9s}  {'splits':18s} present")
     for r in rows:
@@ -400,12 +425,23 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _canonical_name(name: str) -> str:
+    """The registry's spelling of a dataset name (case, a bare KEEL name), or the name as
+    given when it is not a registered dataset."""
+    from optrank.data import resolve_name
+
+    try:
+        return resolve_name(name.strip()).name
+    except ValueError:
+        return name.strip()
+
+
 def _only_datasets(resolved, names: list[str], quick: bool):
     """Keep the named datasets in every (full) protocol, dropping protocols that have none
     of them; with ``quick``, reduce each kept protocol on those datasets."""
     from dataclasses import replace
 
-    wanted = {n.strip() for n in names if n.strip()}
+    wanted = {_canonical_name(n) for n in names if n.strip()}
     everywhere = {e.name for _, ps in resolved for p in ps for e in p.datasets}
     missing = sorted(wanted - everywhere)
     if missing:  # a misspelt name would otherwise be dropped without a word

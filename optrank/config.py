@@ -10,6 +10,7 @@ is refused for an estimator that takes no solver::
     test_size = 0.25
     random_state = 0
     standardize = true
+    missing = "error"         # rows with missing values: "error", "drop", "impute-mean"
 
     [model]
     estimator = "RankSVM"     # an optrank estimator; other keys are its parameters
@@ -17,7 +18,8 @@ is refused for an estimator that takes no solver::
     C = 0.01
 
     [solver]
-    profile = "highs-ipm"     # or: backend = "highs", form = "auto", [solver.options]
+    profile = "highs-ipm"     # or (not both): backend = "highs", form = "auto",
+                              # [solver.options]
 
     [experiment]
     show_pairs = 5            # top-scored pairs printed after a fit
@@ -45,7 +47,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-MODEL_PRESET_DIR = Path(__file__).resolve().parents[1] / "models"
+MODEL_PRESET_DIR = Path(__file__).resolve().parent / "presets" / "models"
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class DataConfig:
     test_size: float = 0.25
     random_state: int = 0
     standardize: bool = True
+    missing: str = "error"  # rows with missing values: "error", "drop" or "impute-mean"
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,9 @@ class RunnerConfig:
 
 @dataclass(frozen=True)
 class Config:
+    """A whole configuration: one frozen section per TOML table (``[data]``, ``[model]``,
+    ``[solver]``, ``[experiment]``, ``[runner]``); see :func:`load_config`."""
+
     data: DataConfig = field(default_factory=DataConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     solver: SolverConfig = field(default_factory=SolverConfig)
@@ -185,9 +191,35 @@ def _section(name: str, values: dict, source: str):
     _check_types(cls, values, f"{source} [{name}]")
     if values.get("show_pairs", 0) < 0:
         raise ValueError(f"{source} [{name}]: show_pairs must be >= 0, got {values['show_pairs']}")
+    _check_values(name, values, f"{source} [{name}]")
     if "options" in values:
         values["options"] = MappingProxyType(dict(values["options"]))
     return cls(**values)
+
+
+def _check_values(name: str, values: dict, where: str) -> None:
+    """Ranges of the values whose type alone does not make them valid."""
+    if name == "data":
+        from optrank.data._missing import MISSING_POLICIES
+
+        if values.get("random_state", 0) < 0:
+            raise ValueError(f"{where}: random_state must be >= 0, got {values['random_state']}")
+        if values.get("missing", "error") not in MISSING_POLICIES:
+            raise ValueError(f"{where}: missing must be one of {MISSING_POLICIES}, got "
+                             f"{values['missing']!r}")
+    if name == "runner":
+        if values.get("workers") is not None and values["workers"] < 1:
+            raise ValueError(f"{where}: workers must be >= 1, got {values['workers']}")
+        scheduler = values.get("scheduler", "local")
+        if scheduler not in ("local", "sequential") and "://" not in scheduler:
+            raise ValueError(f"{where}: scheduler must be 'local', 'sequential' or a Dask "
+                             f"address such as 'tcp://host:8786', got {scheduler!r}")
+    if name == "solver" and values.get("profile") is not None:
+        extra = sorted(k for k in ("backend", "form", "options") if k in values)
+        if extra:
+            raise ValueError(f"{where}: profile {values['profile']!r} already sets the backend, "
+                             f"form and options; remove {extra} (or drop profile and give "
+                             "them here)")
 
 
 def _model_section(values: dict, source: str) -> ModelConfig:

@@ -14,9 +14,12 @@ from optrank._validation import binary_labels, require_two_classes
 
 
 def _scores(scores) -> np.ndarray:
-    """``scores`` as a flat float64 vector: one-dimensional, or a single column
-    ``(n, 1)``, raveled; anything else is refused rather than flattened."""
-    s = np.asarray(scores, dtype=np.float64)
+    """``scores`` as a flat vector: one-dimensional, or a single column ``(n, 1)``,
+    raveled; anything else is refused rather than flattened. Integer scores keep their
+    integer dtype (float64 would merge integers above 2^53 into ties), others are float64."""
+    s = np.asarray(scores)
+    if s.dtype.kind not in "iu":
+        s = s.astype(np.float64)
     if s.ndim == 2 and s.shape[1] == 1:
         return s.ravel()
     if s.ndim != 1:

@@ -120,6 +120,9 @@ def plot_auc_vs_budget(
     fig = _figure()
     ax = fig.add_subplot()
     for method, h in histories.items():
+        if len(h["n_pairs"]) != len(h["auc"]):
+            raise ValueError(f"history {method!r}: n_pairs has {len(h['n_pairs'])} entries but "
+                             f"auc has {len(h['auc'])}")
         draw_budget_curve(ax, h["n_pairs"], h["auc"], label=method)
     if logx:
         ax.set_xscale("log")
@@ -233,6 +236,9 @@ def plot_kernel_weights(kernel_weights, kernel_names=None, title: str | None = N
 
     ``kernel_names`` (e.g. ``KernelPool.names()``) label the bars.
     """
+    if kernel_names is not None and len(kernel_names) != len(kernel_weights):
+        raise ValueError(f"{len(kernel_weights)} kernel weights but {len(kernel_names)} "
+                         "kernel names")
     fig = _figure((max(5.0, 0.25 * len(kernel_weights) + 2), 4.0))
     ax = fig.add_subplot()
     draw_kernel_weights(ax, np.asarray(kernel_weights, dtype=float), kernel_names)

@@ -128,7 +128,7 @@ def test_config_unknown_section_and_key():
 
 
 def test_presets_load_and_build():
-    cfg = load_config("models/ranksvm-l1.toml")
+    cfg = load_config("ranksvm-l1")
     model = cfg.model.build(cfg.solver.spec())
     assert model.penalty == "l1" and model.solver == "highs-ipm"
     with pytest.raises((AttributeError, TypeError)):

@@ -102,7 +102,7 @@ def test_stops_at_the_prototype_cap_or_on_auc():
 
 def test_invalid_parameters_are_rejected():
     X, y = _xor(n=20)
-    with pytest.raises(ValueError, match="C must be positive"):
+    with pytest.raises(ValueError, match="C must be a finite number > 0"):
         SmoothRankingCG(C=0.0).fit(X, y)
     with pytest.raises(ValueError, match="reduction"):
         SmoothRankingCG(reduction="max").fit(X, y)

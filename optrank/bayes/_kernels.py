@@ -49,7 +49,8 @@ class KernelPool:
 
     def names(self) -> list[str]:
         """Readable kernel names, in the order of :meth:`matrices`."""
-        gauss = [f"gauss(2^{np.log2(w):+.0f})" for w in self.gaussian_widths]
+        gauss = [f"gauss(2^{e:+.0f})" if (e := np.log2(w)) == round(e) else f"gauss({w:g})"
+                 for w in self.gaussian_widths]
         return gauss + [f"poly({d})" for d in self.poly_degrees]
 
     def matrices(self, X: np.ndarray, Z: np.ndarray | None = None) -> np.ndarray:

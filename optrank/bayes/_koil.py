@@ -70,6 +70,10 @@ def _kernel_of(width, kernel):
     return lambda X, Z: gaussian(X, Z, width)
 
 
+SCORE_CHUNK = 1024
+"""Rows of ``X`` scored per kernel evaluation in :func:`koil_scores`."""
+
+
 def koil_init(n_features: int) -> KOILState:
     """Empty buffers."""
     return KOILState(np.empty((0, n_features)), np.empty(0), np.empty(0), np.empty(0, int))
@@ -77,11 +81,16 @@ def koil_init(n_features: int) -> KOILState:
 
 def koil_scores(state: KOILState, X: np.ndarray, width: float | None = None, *,
                 kernel=None) -> np.ndarray:
-    """``f(x)`` for the rows of ``X`` (Gaussian of ``width``, or ``kernel(X, Z)``)."""
+    """``f(x)`` for the rows of ``X`` (Gaussian of ``width``, or ``kernel(X, Z)``), in
+    chunks of ``SCORE_CHUNK`` rows (memory does not grow with the number of rows)."""
     kern = _kernel_of(width, kernel)
+    out = np.zeros(X.shape[0])
     if len(state.alpha) == 0:
-        return np.zeros(X.shape[0])
-    return state.alpha @ kern(state.X, X)
+        return out
+    for start in range(0, X.shape[0], SCORE_CHUNK):
+        rows = slice(start, start + SCORE_CHUNK)
+        out[rows] = state.alpha @ kern(state.X, X[rows])
+    return out
 
 
 def koil_step(state, x, y, *, C, eta, k, budget, policy, rng, width=None,

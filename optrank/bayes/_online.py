@@ -17,8 +17,9 @@ import numpy as np
 
 from optrank._validation import check_positive_fields, is_count
 from optrank.bayes._batch import BatchResult
-from optrank.bayes._kernels import KernelPool, combine
+from optrank.bayes._kernels import KernelPool
 from optrank.bayes._linalg import GaussianFactor, marginal_precision
+from optrank.bayes._predict import posterior_scores
 from optrank.bayes._tpbn import GammaFactor, TPBNFactors
 from optrank.bayes._variational import (
     OnlineA,
@@ -108,9 +109,10 @@ def from_batch(res: BatchResult, X: np.ndarray, y: np.ndarray, budget: int | Non
 
 
 def model_predict(model: OnlineModel, pool: KernelPool, X: np.ndarray) -> np.ndarray:
-    """Posterior-mean scores of the rows of ``X``."""
-    K = combine(pool.matrices(model.X, X), model.be_mean[1:])
-    return model.a_mean @ K + model.be_mean[0]
+    """Posterior-mean scores of the rows of ``X`` (in row chunks: memory does not grow
+    with the number of rows scored)."""
+    return posterior_scores(pool, model.X, model.a_mean, model.be_mean[1:],
+                            float(model.be_mean[0]), X)
 
 
 def _drop_candidate(model: OnlineModel, y: float, budget: int | None) -> int | None:

@@ -29,7 +29,7 @@ from optrank.data._protocols import (
     lower_half_vs_rest,
     one_vs_rest,
 )
-from optrank.data._registry import load, load_raw, resolve_name
+from optrank.data._registry import dataset_fingerprint, load, load_raw, resolve_name
 from optrank.data._scaling import MinMaxScaler, Standardizer
 from optrank.data._splits import stratified_kfold, stratified_split
 from optrank.data._table import read_table
@@ -44,6 +44,7 @@ __all__ = [
     "cache_home",
     "cache_key",
     "data_home",
+    "dataset_fingerprint",
     "first_vs_rest",
     "get_protocol",
     "greater_than",

@@ -91,7 +91,7 @@ def less_equal(labels, threshold) -> np.ndarray:
     >>> less_equal([1, 3, 4, 7], 3).tolist()
     [1, 1, -1, -1]
     """
-    return _pm(_numeric(labels, "le") <= float(threshold))
+    return _pm(_numeric(labels, "le") <= _threshold(threshold, "le"))
 
 
 def less_than(labels, threshold) -> np.ndarray:
@@ -105,7 +105,7 @@ def less_than(labels, threshold) -> np.ndarray:
     >>> less_than([1, 4, 5], 5).tolist()
     [1, 1, -1]
     """
-    return _pm(_numeric(labels, "lt") < float(threshold))
+    return _pm(_numeric(labels, "lt") < _threshold(threshold, "lt"))
 
 
 def greater_than(labels, threshold) -> np.ndarray:
@@ -118,7 +118,7 @@ def greater_than(labels, threshold) -> np.ndarray:
     >>> greater_than([14, 16, 20], 15).tolist()
     [-1, 1, 1]
     """
-    return _pm(_numeric(labels, "gt") > float(threshold))
+    return _pm(_numeric(labels, "gt") > _threshold(threshold, "gt"))
 
 
 PROTOCOLS: dict[str, Protocol] = {
@@ -194,6 +194,14 @@ def _coerce(labels: np.ndarray, value):
         except ValueError:
             raise ValueError(f"class {value!r} is not numeric but the labels are") from None
     return str(value)
+
+
+def _threshold(value, family: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"protocol {family!r} needs a numeric threshold, e.g. "
+                         f"'{family}:3', got {value!r}") from None
 
 
 def _numeric(labels, family: str) -> np.ndarray:

@@ -9,12 +9,19 @@ re-train warm-started from the previous dual, until ``|L*| >= budget``.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array
 
-from optrank._validation import check_count_fields, check_nonnegative_fields
+from optrank._validation import (
+    check_count_fields,
+    check_nonnegative_fields,
+    check_positive_fields,
+    rng_from,
+)
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.metrics import auc
 from optrank.models._crc import crc_costs, crc_differences, crc_weights, split_threshold
@@ -82,6 +89,8 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         elements within ``max(200000, 2000 step)`` candidates (e.g. soft-correct once
         every unchosen pair has zero hinge loss, hence ``p_ij = 0``); the pool is then
         smaller than the budget.
+    converged_ : bool, whether the last round's DCD solve (the model returned) met ``tol``
+        within ``max_epochs``; a ``ConvergenceWarning`` is issued when it did not.
 
     Examples
     --------
@@ -131,7 +140,7 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         """Run active sampling on (X, y); ``X_val, y_val`` feed the AUC history."""
         self._check_params()
         X, y = validate_ranking_data(self, X, y)
-        rng = np.random.default_rng(self.random_state)
+        rng = rng_from(self.random_state)
         cands = Candidates.from_labels(y, self._gamma(y))
         budget = self._effective_budget(cands)
         run = _Run(X, y, cands, budget, self, rng, self._eval_set(X, y, X_val, y_val),
@@ -170,14 +179,13 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
     def _check_params(self) -> None:
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        if not (int(self.step) >= 1 and int(self.budget) >= int(self.step)):
-            raise ValueError(f"need 1 <= step <= budget, got step={self.step}, "
+        check_count_fields(self, ("step", "budget", "max_epochs"))
+        if self.budget < self.step:
+            raise ValueError(f"need step <= budget, got step={self.step}, "
                              f"budget={self.budget}")
         if not (self.gamma == "uniform" or 0.0 <= float(self.gamma) <= 1.0):
             raise ValueError(f"gamma must lie in [0, 1], got {self.gamma}")
-        if not float(self.C) > 0:
-            raise ValueError(f"C must be positive, got {self.C}")
-        check_count_fields(self, ("max_epochs",))
+        check_positive_fields(self, ("C",))
         check_nonnegative_fields(self, ("tol",))
 
     def _effective_budget(self, cands: Candidates) -> int:
@@ -186,12 +194,14 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         return int(min(self.budget, n_pairs + n_pseudo))
 
     def _eval_set(self, X, y, X_val, y_val):
+        """``(X, y, pos_label)`` of the AUC history: the training set, whose labels are
+        already mapped to -1/+1, or the validation set with its own labels."""
         if X_val is None:
-            return X, y
+            return X, y, 1
         X_val = check_array(X_val, accept_sparse="csr", dtype=np.float64)
         if X_val.shape[1] != X.shape[1]:
             raise ValueError(f"X_val has {X_val.shape[1]} features, X has {X.shape[1]}")
-        return X_val, np.asarray(y_val)
+        return X_val, np.asarray(y_val), self.pos_label
 
     def _set_fitted(self, run: _Run) -> None:
         n = run.size
@@ -204,6 +214,11 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         self.history_ = {k: np.asarray(v) for k, v in run.history.items()}
         n_acc = max(n - min(int(self.step), n), 1)
         self.stopped_early_ = run.stopped_early
+        self.converged_ = run.converged
+        if not run.converged:
+            warnings.warn(f"the last round's DCD solver stopped at max_epochs={self.max_epochs} "
+                          f"before reaching tol={self.tol}; raise max_epochs",
+                          ConvergenceWarning, stacklevel=3)
         self.rejections_per_accept_ = float(np.sum(self.history_["n_rejected"]) / n_acc)
 
 
@@ -249,7 +264,7 @@ class _Run:
 
     def __init__(self, X, y, cands, budget, est, rng, eval_set, track: bool):
         self.X, self.y, self.cands, self.budget, self.est, self.rng = X, y, cands, budget, est, rng
-        self.eval_X, self.eval_y = eval_set
+        self.eval_X, self.eval_y, self.eval_pos_label = eval_set
         self.track = track
         self.d = d = X.shape[1] + int(est.threshold)
         rows, cols = padded_shape(budget, d)  # the solver's shape: no copy per round
@@ -258,6 +273,7 @@ class _Run:
         self.neg = np.full(budget, -1, np.int64)
         self.prob, self.costs, self.alpha = np.ones(budget), np.zeros(rows), np.zeros(rows)
         self.size, self.w, self.stopped_early = 0, np.zeros(d), False
+        self.converged = True
         self.history = {k: [] for k in _HISTORY_KEYS}
         self.t0 = time.process_time()
 
@@ -301,6 +317,7 @@ class _Run:
         res = dcd_svm(self.Z, self.costs, self.alpha, n_active=n, tol=float(est.tol),
                       max_epochs=int(est.max_epochs), seed=seed)
         self.w, self.alpha = res.w[: self.d], res.alpha
+        self.converged = bool(res.converged)
         self._record(draw, res.n_epochs)
 
     def _record(self, draw, epochs: int) -> None:
@@ -315,4 +332,4 @@ class _Run:
     def _auc(self) -> float:
         w, theta = split_threshold(self.w, self.est.threshold)
         return auc(self.eval_y, np.asarray(self.eval_X @ w).ravel() - theta,
-                   pos_label=self.est.pos_label)
+                   pos_label=self.eval_pos_label)

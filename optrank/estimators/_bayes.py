@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 from threadpoolctl import threadpool_limits
 
-from optrank._validation import check_positive_fields, is_count, is_positive
+from optrank._validation import check_positive_fields, is_count, is_positive, rng_from
 from optrank.bayes._batch import BatchHyper, fit_batch
 from optrank.bayes._kernels import DEFAULT_DEGREES, DEFAULT_WIDTHS, KernelPool
 from optrank.bayes._koil import koil_init, koil_scores, koil_step, pool_mean_kernel
@@ -41,6 +41,11 @@ def _check_count(est, *names) -> None:
     for name in names:
         if not is_count(getattr(est, name)):
             raise ValueError(f"{name} must be an integer >= 1, got {getattr(est, name)!r}")
+
+
+def _check_bool(est, name) -> None:
+    if not isinstance(getattr(est, name), (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {getattr(est, name)!r}")
 
 
 def _check_fraction(est, name, closed_right: bool) -> None:
@@ -215,17 +220,18 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         return BatchHyper(**{k: getattr(self, k) for k in BatchHyper.__dataclass_fields__})
 
     def fit(self, X, y):
+        """Run the variational inference on ``(X, y)`` (the basis and the loss are the
+        training rows); ``result_`` keeps the posterior and ``elbo_`` the bound per sweep."""
         _check_count(self, "max_iter")
         hyper = self._hyper()  # settings errors before any work
         if not (self.tol == 0 or is_positive(self.tol)):
             raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}")
-        if not isinstance(self.accelerate, (bool, np.bool_)):
-            raise ValueError(f"accelerate must be True or False, got {self.accelerate!r}")
+        _check_bool(self, "accelerate")
         pool = self._pool()  # checks the widths and degrees
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         prob = Problem(pool.matrices(X), np.flatnonzero(y > 0), np.flatnonzero(y < 0))
-        rng = np.random.default_rng(self.random_state)
+        rng = rng_from(self.random_state)
         with _progress(self.verbose, self.max_iter, "B2RMK", "sweep") as bar:
             def shown(sweep, value):
                 bar.set_postfix(elbo=f"{value:.6g}", refresh=False)
@@ -235,6 +241,7 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
                                      callback=shown if bar is not None else None,
                                      accelerate=bool(self.accelerate))
         state = self.result_.state
+        self.pool_ = pool  # scoring uses the fit's kernels, whatever set_params does later
         self.support_vectors_, self.support_labels_ = X, y
         self.sample_weights_ = state.a.mean
         self.kernel_weights_, self.kernel_names_ = state.be.mean[1:], pool.names()
@@ -244,9 +251,10 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         return self
 
     def decision_function(self, X):
+        """Posterior-mean ranking scores of the rows of ``X`` (higher ranks first)."""
         X = _dense(validate_predict_data(self, X))
         return posterior_scores(
-            self._pool(),
+            self.pool_,
             self.support_vectors_,
             self.sample_weights_,
             self.kernel_weights_,
@@ -381,22 +389,23 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         )
 
     def fit(self, X, y):
+        """B2RMK on the first ``init_fraction`` of a stratified shuffled stream of ``(X, y)``
+        (C chosen there from ``C_grid`` if given), then one online step per later row."""
         return self._fit(X, y, shuffle=self.shuffle)
 
     def _fit(self, X, y, shuffle):
         self._hyper(C=self.C)  # settings errors before any work (this fit's C, not C_)
         check_budget(self.budget)
         _check_count(self, "init_max_iter")
-        if not isinstance(self.init_accelerate, (bool, np.bool_)):
-            raise ValueError(
-                f"init_accelerate must be True or False, got {self.init_accelerate!r}")
+        _check_bool(self, "shuffle")
+        _check_bool(self, "init_accelerate")
         _check_fraction(self, "init_fraction", closed_right=False)
         _check_grid(self, "C_grid")
-        self._pool()  # checks the widths and degrees
+        pool = self._pool()  # checks the widths and degrees
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
         if shuffle:
-            order = _stratified_order(y, np.random.default_rng(self.random_state))
+            order = _stratified_order(y, rng_from(self.random_state))
             X, y = X[order], y[order]
         n0 = _initial_size(y, self.init_fraction)
         self.C_, self.C_scores_ = float(self.C), {}
@@ -417,10 +426,13 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
             pos, neg = np.flatnonzero(y[:n0] > 0), np.flatnonzero(y[:n0] < 0)
             prob = Problem(init._pool().matrices(X[keep], X[:n0]), pos, neg)
             return fit_batch(prob, init._hyper(), init.max_iter, init.tol,
-                             np.random.default_rng(self.random_state),
+                             rng_from(self.random_state),
                              accelerate=init.accelerate)
 
         self.model_ = from_batch(init.result_, X[:n0], y[:n0], self.budget, refit=refit)
+        # the stream and the scores use the fit's kernels and budget (partial_fit refuses
+        # others: the buffers' kernel rows and sizes are those of this fit)
+        self.pool_, self.budget_ = pool, self.budget
         self._stream(X[n0:], y[n0:])
         return self
 
@@ -433,17 +445,21 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         """
         if not hasattr(self, "model_"):
             return self._fit(X, y, shuffle=False)
+        if self._pool() != self.pool_ or self.budget != self.budget_:
+            raise ValueError("gaussian_widths, poly_degrees and budget cannot change between "
+                             f"fit and partial_fit (fitted with {self.pool_} and budget "
+                             f"{self.budget_}); call fit to start a new stream")
         X, y_raw = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=False)
         self._stream(_dense(X), _known_labels(y_raw, self.classes_))
         return self
 
     def _stream(self, X, y) -> None:
-        pool, hyper = self._pool(), self._hyper()
+        pool, hyper = self.pool_, self._hyper()
         # every step works on matrices of at most 2 * budget rows: one BLAS thread is
         # faster than several (measured 25 vs 51 ms per sonar step, docs/bayes.md)
         with threadpool_limits(1), _progress(self.verbose, len(y), "OB2RMK", "instance") as bar:
             for xi, yi in zip(X, y, strict=True):
-                self.model_ = online_step(self.model_, xi, float(yi), pool, hyper, self.budget)
+                self.model_ = online_step(self.model_, xi, float(yi), pool, hyper, self.budget_)
                 if bar is not None:
                     bar.update(1)
         m = self.model_
@@ -453,8 +469,9 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         self.intercept_ = float(m.be_mean[0])
 
     def decision_function(self, X):
+        """Posterior-mean ranking scores of the rows of ``X`` (higher ranks first)."""
         X = _dense(validate_predict_data(self, X))
-        return model_predict(self.model_, self._pool(), X)
+        return model_predict(self.model_, self.pool_, X)
 
 
 class KOIL(RankerMixin, BaseEstimator):
@@ -542,6 +559,8 @@ class KOIL(RankerMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
+        """Stream ``(X, y)`` (shuffled unless ``shuffle=False``) through the KOIL updates,
+        after choosing ``C`` / ``width`` on the first ``tune_fraction`` when grids are given."""
         if self.policy not in ("rs++", "fifo++"):
             raise ValueError(f"policy must be 'rs++' or 'fifo++', got {self.policy!r}")
         if self.kernel not in ("gaussian", "pool"):
@@ -551,16 +570,20 @@ class KOIL(RankerMixin, BaseEstimator):
             raise ValueError("width_grid applies to kernel='gaussian' only; "
                              "kernel='pool' averages the whole pool")
         _check_count(self, "budget", "k")
-        check_positive_fields(self, ("C", "eta", "width"))
+        check_positive_fields(self, ("C", "eta") + (("width",) if gaussian else ()))
+        _check_bool(self, "shuffle")
         if not self.eta < 1:  # each step scales the weights by (1 - eta)
             raise ValueError(f"eta must be in (0, 1), got {self.eta!r}")
         _check_fraction(self, "tune_fraction", closed_right=True)
         _check_grid(self, "C_grid")
         _check_grid(self, "width_grid")
-        self._kernel_function()  # checks the pool's widths and degrees
+        # the fit's kernel (checks the pool's widths and degrees); scoring reads it, not
+        # the current parameters
+        self.kernel_pool_ = None if gaussian else KernelPool(self.gaussian_widths,
+                                                             self.poly_degrees)
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
-        self.rng_ = np.random.default_rng(self.random_state)
+        self.rng_ = rng_from(self.random_state)
         if self.shuffle:
             order = self.rng_.permutation(len(y))
             X, y = X[order], y[order]
@@ -588,11 +611,11 @@ class KOIL(RankerMixin, BaseEstimator):
         self.width_ = best.get("width", self.width_)
 
     def _kernel_function(self):
-        """None for the Gaussian of ``width_`` (``koil_step``'s own), else the pool's mean
-        kernel (built on each call: a closure would not pickle with the estimator)."""
-        if self.kernel == "gaussian":
+        """None for the Gaussian of ``width_`` (``koil_step``'s own), else the fitted pool's
+        mean kernel (built on each call: a closure would not pickle with the estimator)."""
+        if self.kernel_pool_ is None:
             return None
-        return pool_mean_kernel(KernelPool(self.gaussian_widths, self.poly_degrees))
+        return pool_mean_kernel(self.kernel_pool_)
 
     def _stream(self, X, y) -> None:
         with threadpool_limits(1):
@@ -618,5 +641,6 @@ class KOIL(RankerMixin, BaseEstimator):
             )
 
     def decision_function(self, X):
+        """Kernel expansion scores ``sum_i alpha_i k(x_i, x)`` of the rows of ``X``."""
         X = _dense(validate_predict_data(self, X))
         return koil_scores(self.state_, X, self.width_, kernel=self._kernel_function())

@@ -28,6 +28,7 @@ from optrank._validation import (
     check_count_fields,
     check_nonnegative_fields,
     check_positive_fields,
+    rng_from,
 )
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.models._dcd import dcd_svm
@@ -90,7 +91,7 @@ class WSVM(_LinearRanker):
         X, y = validate_ranking_data(self, X, y)
         costs = self._costs(y)
         Z = _signed_rows(X, y)
-        seed = int(np.random.default_rng(self.random_state).integers(2**31 - 1))
+        seed = int(rng_from(self.random_state).integers(2**31 - 1))
         res = dcd_svm(Z, costs, tol=float(self.tol), max_epochs=int(self.max_epochs),
                       seed=seed)
         self.coef_, self.dual_coef_, self.n_epochs_ = res.w, res.alpha, res.n_epochs
@@ -157,7 +158,7 @@ class CRR(_LinearRanker):
         lam = self.lam_ = float(self.lam) if self.lam is not None else 1.0 / (
             float(self.C) * float(self.budget))
         first, second, sign = _crr_schedule(y, int(self.n_iter), float(self.alpha),
-                                            np.random.default_rng(self.random_state))
+                                            rng_from(self.random_state))
         Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
         with jax.enable_x64(True):
             w = _crr_sgd(jnp.asarray(Xd), jnp.asarray(first), jnp.asarray(second),

@@ -42,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from optrank._digest import array_digest
+from optrank._validation import check_positive_fields
 from optrank.estimators._base import validate_ranking_data
 from optrank.estimators._ranksvm import RankSVM
 from optrank.models._ranksvm import pair_costs, ranksvm_scores_program
@@ -112,6 +113,7 @@ class PathRankSVM(RankSVM):
         """Fit as :meth:`RankSVM.fit`: warm along ``C`` for a hinge LP, the score form of
         the QP for ``penalty="l2"``; sparse ``X`` is fitted by :meth:`RankSVM.fit` (no
         warm model: the cache keys and the score form are for dense rows)."""
+        check_positive_fields(self, ("box",))  # as RankSVM.fit, before any warm path
         if sp.issparse(X):
             return super().fit(X, y, pair_weight)
         if self._scores_qp_capable(pair_weight):

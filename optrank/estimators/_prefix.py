@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
 
-from optrank._validation import is_count, is_positive
+from optrank._validation import is_count, is_positive, rng_from
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 
 
@@ -175,6 +175,8 @@ class PrefixTuned(RankerMixin, BaseEstimator):
         return self.estimator.get_params().get("pos_label")
 
     def fit(self, X, y):
+        """Choose the grid point on the first ``fraction`` of a stratified stream of ``(X, y)``
+        (CV there), then fit the inner estimator with it on the whole of ``(X, y)``."""
         fraction = self.fraction
         if not is_positive(fraction) or fraction > 1:
             raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
@@ -183,7 +185,7 @@ class PrefixTuned(RankerMixin, BaseEstimator):
         points, default = self._grid()
         X, y = validate_ranking_data(self, X, y)
         if self.shuffle:
-            order = _stratified_order(y, np.random.default_rng(self.random_state))
+            order = _stratified_order(y, rng_from(self.random_state))
             X, y = X[order], y[order]
         n0 = _initial_size(y, fraction)
         best, self.tune_scores_ = _select_on_batch(
@@ -205,6 +207,7 @@ class PrefixTuned(RankerMixin, BaseEstimator):
         return self
 
     def decision_function(self, X):
+        """Scores of the inner estimator fitted with the chosen point."""
         X = validate_predict_data(self, X)
         return self.estimator_.decision_function(X)
 

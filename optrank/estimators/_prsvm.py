@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from optrank._persist import load_npz, save_npz
-from optrank._validation import check_count_fields
+from optrank._validation import check_count_fields, check_positive_fields
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.features import _cache as embedding_cache
 from optrank.features._fourier import FourierFeatures
@@ -77,7 +77,8 @@ def accuracy_threshold(scores: np.ndarray, y_pm: np.ndarray) -> float:
         return float(s[0])
     if best == s.size:
         return float(np.nextafter(s[-1], -np.inf))
-    return float(0.5 * (s[best - 1] + s[best]))
+    mid = 0.5 * (s[best - 1] + s[best])  # may round up to s[best - 1] for adjacent floats
+    return float(mid if mid < s[best - 1] else s[best])
 
 
 class PRSVMPlus(RankerMixin, BaseEstimator):
@@ -173,10 +174,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         return np.zeros(n_features)
 
     def _check_params(self):
-        if not (np.isscalar(self.C) and self.C > 0):
-            raise ValueError(f"C must be a positive number, got {self.C!r}")
-        if not self.tol > 0:
-            raise ValueError(f"tol must be positive, got {self.tol!r}")
+        check_positive_fields(self, ("C", "tol"))
         check_count_fields(self, ("max_iter",))
         if self.max_cg_iter is not None:
             check_count_fields(self, ("max_cg_iter",))
@@ -190,10 +188,22 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
             raise ValueError("precondition='jacobi' needs backend='numpy'")
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the ranking weights on (X, y); ``sample_weight`` gives pair weight s_p*s_n."""
+        """Fit the ranking weights on (X, y); ``sample_weight`` gives pair weight s_p*s_n.
+
+        Rows of weight 0 are left out altogether: from the pairs, from the feature map of
+        the kernel variants (NBAM's landmarks and bandwidth, FBAM's width) and from
+        ``threshold_``. Positive weights weight the pairs only; a feature map is fitted
+        unweighted on the rows kept.
+        """
         self._check_params()
         X, y_pm = validate_ranking_data(self, X, y)
         sw = _check_weights(sample_weight, X.shape[0])
+        if sw is not None and not sw.all():
+            keep = sw > 0
+            X, y_pm, sw = X[keep], y_pm[keep], sw[keep]
+            if np.unique(y_pm).size < 2:
+                raise ValueError("the rows of positive sample_weight hold a single class: "
+                                 "ranking needs a positive and a negative one")
         Z = self._fit_features(X)
         w0 = self._start(Z.shape[1])
         oracle = make_oracle(Z, y_pm, self.C, sw, self.backend)

@@ -24,6 +24,8 @@ from optrank._validation import (
     check_count_fields,
     check_nonnegative_fields,
     check_positive_fields,
+    check_top_k,
+    rng_from,
 )
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.metrics import auc
@@ -97,9 +99,7 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
         if self.first_prototype not in FIRST_PROTOTYPE:
             raise ValueError(f"first_prototype must be one of {FIRST_PROTOTYPE}, "
                              f"got {self.first_prototype!r}")
-        if int(self.max_prototypes) < 1:
-            raise ValueError(f"max_prototypes must be >= 1, got {self.max_prototypes}")
-        check_count_fields(self, ("n_starts", "max_pricing_steps"))
+        check_count_fields(self, ("max_prototypes", "n_starts", "max_pricing_steps"))
         check_positive_fields(self, ("learning_rate",))
         check_nonnegative_fields(self, ("tol", "pricing_tol"))
         val = None if X_val is None else (np.asarray(X_val, dtype=np.float64), y_val)
@@ -187,7 +187,7 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
     def _first_prototype(self, X, pairs) -> np.ndarray:
         """Paper: a random training point (seeded). ``"best"``: eq. 11 at ``pi = 1``."""
         if self.first_prototype == "random":
-            rng = np.random.default_rng(self.random_state)
+            rng = rng_from(self.random_state)
             return X[int(rng.integers(X.shape[0]))].copy()
         a = sample_coefficients(np.ones(len(pairs)), pairs.pos, pairs.neg, X.shape[0])
         return X[int(np.argmax(np.abs(training_point_values(X, a))))].copy()
@@ -232,6 +232,7 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
 
     def top_pairs(self, k: int = 10) -> list[tuple[int, int, float]]:
         """The k pairs with the largest duals of the last master: (pos row, neg row, dual)."""
+        k = check_top_k(self, k)
         order = np.argsort(-self.duals_, kind="stable")[:k]
         return [(int(self.pairs_.pos[i]), int(self.pairs_.neg[i]), float(self.duals_[i]))
                 for i in order]
@@ -332,8 +333,7 @@ class SmoothRankingCG(_RankingCGBase):
         self.pos_label = pos_label
 
     def _master_terms(self) -> tuple[float, float]:
-        if not float(self.C) > 0:
-            raise ValueError(f"C must be positive, got {self.C}")
+        check_positive_fields(self, ("C",))
         if self.reduction not in ("sum", "mean"):
             raise ValueError(f"reduction must be 'sum' or 'mean', got {self.reduction!r}")
         return float(self.C), np.inf

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from optrank._persist import load_npz, save_npz
-from optrank._validation import check_positive_fields
+from optrank._validation import check_positive_fields, check_top_k
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.models._ranksvm import coef_from_solution, pair_costs, ranksvm_program
 from optrank.pairs import PairSet
@@ -136,6 +136,7 @@ class RankSVM(RankerMixin, BaseEstimator):
 
         Returns (positive train row, negative train row, dual, margin) tuples.
         """
+        k = check_top_k(self, k)
         margins = getattr(self, "margins_", None)
         margins = np.zeros_like(self.duals_) if margins is None else margins
         order = np.lexsort((margins, -self.duals_))[:k]

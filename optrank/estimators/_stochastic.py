@@ -23,6 +23,7 @@ from optrank._validation import (
     check_count_fields,
     check_matrix,
     check_positive_fields,
+    rng_from,
 )
 from optrank.estimators._base import (
     RankerMixin,
@@ -71,6 +72,10 @@ def _to_jax_rows(X, dtype):
     from optrank.stochastic import to_padded
 
     itemsize = np.dtype(dtype).itemsize
+    values = X.data if sp.issparse(X) else X
+    if values.size and np.abs(values).max() > np.finfo(dtype).max:
+        raise ValueError(f"X holds values of magnitude up to {np.abs(values).max():.3g}, beyond "
+                         f"{dtype}'s range; scale the features or use dtype='float64'")
     if (sp.issparse(X) and X.shape[1] <= DENSE_MAX_FEATURES
             and X.shape[0] * X.shape[1] * itemsize <= DENSE_MAX_BYTES):
         X = X.toarray()
@@ -227,8 +232,10 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         with _precision(self.dtype):
             Xp, Xn = (_to_jax_rows(Z[y == s], self.dtype) for s in (1, -1))
             state = getattr(self, "state_", None)
+            if state is not None:  # e.g. unpickled: floating leaves as numpy (__getstate__)
+                state = _as_state_dtype(state, self.dtype)
             if state is None:
-                seed = np.random.default_rng(self.random_state).integers(2**31 - 1)
+                seed = rng_from(self.random_state).integers(2**31 - 1)
                 state = learner.init(jax.random.key(int(seed)), Z.shape[1], self.dtype)
                 self.history_ = []
                 self._stream_params = {name: getattr(self, name) for name in self._stream_fixed}
@@ -236,15 +243,60 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
                 state, _info = run(learner, state, Xp, Xn, Z.shape[0])
                 self.state_ = state
                 self.coef_ = np.asarray(learner.output(state), dtype=np.float64)
+                if not np.isfinite(self.coef_).all():
+                    raise ValueError(
+                        f"the weights are not finite after {int(state.t)} iterations in "
+                        f"{self.dtype} (lam={self.lam}, t0={self.t0}: the learning rate "
+                        "1/(lam (t + t0)) overflows or the data are too large); use a larger "
+                        "lam, scaled features or dtype='float64'")
                 if X_val is not None:
                     self.history_.append(self.score(X_val, y_val))
         self.n_iter_ = int(state.t)
+
+    def __getstate__(self):
+        """Pickle the state's floating arrays as numpy: a JAX array unpickled while JAX's
+        x64 mode is off comes back in float32, so a ``dtype="float64"`` stream would go on
+        at the lower precision. :meth:`_train` casts them back under the estimator's own
+        precision."""
+        state = self.__dict__.copy()
+        if state.get("state_") is not None:
+            state["state_"] = _host_floats(state["state_"])
+        return state
 
     # -- prediction ---------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:
         """Ranking score ``phi(x) @ coef_`` (higher ranks first)."""
         X = validate_predict_data(self, X)
         return linear_scores(self._features(X), self.coef_)
+
+
+def _dense_or_csr(Z):
+    """A feature map's output as the learners take it: a sparse output (e.g. a user's
+    one-hot encoder) as CSR rows, anything else as a numpy array."""
+    return sp.csr_matrix(Z) if sp.issparse(Z) else np.asarray(Z)
+
+
+def _is_float(leaf) -> bool:
+    """A floating array (numpy or JAX); a typed PRNG key (dtype ``key<...>``) is not."""
+    dtype = getattr(leaf, "dtype", None)
+    return isinstance(dtype, np.dtype) and dtype.kind == "f"
+
+
+def _host_floats(state):
+    """``state`` with its floating JAX arrays as numpy arrays (same dtype and values)."""
+    import jax
+
+    return jax.tree_util.tree_map(lambda a: np.asarray(a) if _is_float(a) else a, state)
+
+
+def _as_state_dtype(state, dtype: str):
+    """``state`` with its floating leaves as JAX arrays of ``dtype`` (call under
+    ``_precision(dtype)``); a JAX array of that dtype is returned as it is."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.tree_util.tree_map(
+        lambda a: jnp.asarray(a, dtype) if _is_float(a) else a, state)
 
 
 class ASAM(_StochasticAUC):
@@ -360,11 +412,11 @@ class _KernelStochasticAUC(_StochasticAUC):
 
     def _fit_features(self, X):
         transformer = self._default_features() if self.features is None else self.features
-        return np.asarray(
+        return _dense_or_csr(
             embedding_cache.fit_for(self, clone(transformer), X, cache=self.cache_embeddings))
 
     def _features(self, X):
-        return np.asarray(embedding_cache.transform_for(self, X))
+        return _dense_or_csr(embedding_cache.transform_for(self, X))
 
 
 class NASAM(_KernelStochasticAUC):
@@ -429,8 +481,14 @@ class FASAM(_KernelStochasticAUC):
     Parameters
     ----------
     features : transformer or None
-        Default ``optrank.features.FourierFeatures(n_components, dtype=dtype)`` with its
-        default Gaussian bandwidth (the embedding in the learner's precision, as NASAM).
+        Default ``optrank.features.FourierFeatures(n_components, gamma=gamma,
+        dtype=dtype)`` (the embedding in the learner's precision, as NASAM).
+    gamma : float or None
+        Width of the default map's Gaussian kernel ``exp(-gamma ||x - z||^2)``; None: the
+        bandwidth rule of :func:`optrank.features.default_gamma`. The dissertation
+        (Section 6.7) sets ``gamma = 2 / sigma`` with ``sigma`` chosen by 3-fold CV over
+        {10, 20, 50, 100} (protocol ``fasam-table6.6``). Only for the default map: with
+        ``features`` given, it must stay None.
     Other parameters as :class:`NASAM`.
 
     Examples
@@ -445,11 +503,30 @@ class FASAM(_KernelStochasticAUC):
 
     _kind = "asam"
 
+    def __init__(self, lam=1e-2, epochs=5, t0=1000.0, r_skip=16, a_skip=8,
+                 dtype="float32", random_state=None, pos_label=None, features=None,
+                 n_components=1600, cache_embeddings=False, gamma=None):
+        super().__init__(lam=lam, epochs=epochs, t0=t0, r_skip=r_skip, a_skip=a_skip,
+                         dtype=dtype, random_state=random_state, pos_label=pos_label,
+                         features=features, n_components=n_components,
+                         cache_embeddings=cache_embeddings)
+        self.gamma = gamma
+
+    _stream_fixed = ("dtype", "features", "n_components", "gamma")
+
+    def _check_params(self):
+        super()._check_params()
+        if self.gamma is not None:
+            check_positive_fields(self, ("gamma",))
+            if self.features is not None:
+                raise ValueError("gamma sets the default Fourier map's width; with features= "
+                                 "given, set the width on that transformer")
+
     def _default_features(self):
         from optrank.features import FourierFeatures
 
-        return FourierFeatures(n_components=self.n_components, random_state=self.random_state,
-                               dtype=self.dtype)
+        return FourierFeatures(n_components=self.n_components, gamma=self.gamma,
+                               random_state=self.random_state, dtype=self.dtype)
 
 
 __all__ = ["ASAM", "FASAM", "NASAM", "NPSAM", "PSAM", "SAM"]

@@ -99,6 +99,9 @@ def _outside_source(estimator) -> str | None:
 
 
 def cell_key(protocol, cell, fingerprint: str | None = None) -> str:
+    """Cache key of one cell: SHA-256 of the cell's configuration (estimator, parameters,
+    grid, dataset with the fingerprint of its files, split, repetition, fold) and of the
+    code (``fingerprint``, default optrank's source)."""
     payload = {"cell": cell_config(protocol, cell), "code": fingerprint or code_fingerprint()}
     text = json.dumps(payload, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()

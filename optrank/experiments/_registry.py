@@ -137,15 +137,20 @@ _QUICK_ONLY: dict[str, frozenset[str]] = {"002-T6": frozenset(table_crc.TABLE6_Q
 
 
 def register_protocol(protocol: Protocol) -> Protocol:
+    """Add ``protocol`` to the registry under its name (replacing one of the same name);
+    returns it, so it can decorate a module-level assignment."""
     PROTOCOLS[protocol.name] = protocol
     return protocol
 
 
 def list_protocols() -> list[str]:
+    """Sorted names of every registered protocol."""
     return sorted(PROTOCOLS)
 
 
 def get_protocol(name: str, quick: bool = False) -> Protocol:
+    """The registered protocol ``name`` (its reduced form with ``quick=True``);
+    ``ValueError`` listing the known names for an unknown one."""
     if name not in PROTOCOLS:
         raise ValueError(f"unknown protocol {name!r}; known: {', '.join(list_protocols())}")
     protocol = PROTOCOLS[name]

@@ -64,6 +64,8 @@ class DistanceFeatures(TransformerMixin, BaseEstimator):
         self.standardize = standardize
 
     def fit(self, X, y=None):
+        """Keep the prototypes (``X`` itself when none were given) and, with
+        ``standardize``, the mean and scale of each distance column over ``X``."""
         X = validate_data(self, X, dtype=np.float64)
         Q = X if self.prototypes is None else np.asarray(self.prototypes, dtype=np.float64)
         if Q.ndim != 2 or Q.shape[1] != X.shape[1]:
@@ -77,6 +79,8 @@ class DistanceFeatures(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X) -> np.ndarray:
+        """Euclidean distances of the rows of ``X`` to the prototypes, standardised with the
+        fitted mean and scale."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return (euclidean_distances(X, self.prototypes_) - self.mean_) / self.scale_

@@ -57,8 +57,14 @@ def as_row_chunked(X, chunks: int | Sequence[int] | None = None):
         if X.ndim != 2:
             raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
         X = da.from_array(X, chunks=(chunks, X.shape[1]))
-    elif chunks is not None:
-        X = X.rechunk((chunks, X.shape[1]))
+    else:
+        if not isinstance(X._meta, np.ndarray):  # e.g. chunks of scipy.sparse matrices
+            raise TypeError(
+                f"X's chunks must be dense numpy arrays, got {type(X._meta).__name__} chunks; "
+                "densify them (X.map_blocks(lambda b: b.toarray())) or use PRSVMPlus for "
+                "in-memory CSR")
+        if chunks is not None:
+            X = X.rechunk((chunks, X.shape[1]))
     if X.ndim != 2:
         raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
     if X.dtype != np.float64:

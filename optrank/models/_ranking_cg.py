@@ -219,8 +219,24 @@ class DualMaster(_Master):
         if not sol.ok:
             raise SolverError.from_solution(sol)
         weights = -sol.dual["proto"]
-        return MasterResult(weights, np.clip(sol.primal["pi"], 0.0, self.pair_cost), -sol.objective,
-                            sol, dict(sol.stats))
+        pi = np.clip(sol.primal["pi"], 0.0, self.pair_cost)
+        return MasterResult(weights, pi, -sol.objective, self._primal_view(sol, weights, pi),
+                            dict(sol.stats))
+
+    def _primal_view(self, sol: Solution, w: np.ndarray, pi: np.ndarray) -> Solution:
+        """The dual model's solution read as the primal master's (``form="dual"``): the
+        primal optimum ``-sol.objective``, ``w`` (the duals of the prototype rows), the
+        slacks ``xi = max(0, 1 - D w)`` and ``s = |w - w_old|`` they imply, and the pair
+        duals ``pi``; the dual model's own variables stay in ``stats["dual_model"]``."""
+        D = np.column_stack(self.columns)
+        primal = {"w": w, "xi": np.maximum(0.0, 1.0 - D @ w)}
+        if self.smooth and self.n_prototypes > 1:
+            primal["s"] = np.abs(w[: self.n_prototypes - 1] - self.w[: self.n_prototypes - 1])
+        stats = {**sol.stats, "dual_objective": -sol.objective,
+                 "dual_model": {"primal": sol.primal, "dual": sol.dual}}
+        return Solution(sol.status, objective=-sol.objective, primal=primal,
+                        dual={"pairs": pi}, backend=sol.backend, form="dual",
+                        message=sol.message, stats=stats)
 
     def _update_smoothing(self, w_old: np.ndarray) -> None:
         m = w_old.size

@@ -74,6 +74,48 @@ def _highspy():
     return highspy
 
 
+_BANNER_SHOWN = False
+
+
+def quiet_highs():
+    """A ``highspy.Highs`` with ``output_flag`` off, made without HiGHS's banner.
+
+    highspy prints "Running HiGHS ... Copyright ..." from the first ``Highs()`` of a
+    process, before any option can be set, straight to file descriptor 1 (``optrank fit``
+    would show it between its own lines). The first construction therefore runs with
+    descriptor 1 pointed at ``os.devnull``; solver logging itself follows ``output_flag``
+    (``verbose=True`` / ``optrank -v`` turn it on).
+    """
+    global _BANNER_SHOWN
+    hp = _highspy()
+    if _BANNER_SHOWN:
+        h = hp.Highs()
+    else:
+        h = _without_stdout(hp.Highs)
+        _BANNER_SHOWN = True
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+def _without_stdout(make):
+    """``make()`` with the process's file descriptor 1 sent to ``os.devnull``."""
+    import os
+    import sys
+
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):  # no usable descriptor 1: nothing to hide
+        return make()
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            return make()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 class HighsBackend:
     """The default backend: HiGHS (simplex, IPX interior point, PDLP) via highspy."""
 
@@ -95,8 +137,7 @@ class HighsBackend:
     def build(self, program: Program, options: dict):
         """Create a ``highspy.Highs`` holding the program (used for warm re-solves too)."""
         hp = _highspy()
-        h = hp.Highs()
-        h.setOptionValue("output_flag", False)
+        h = quiet_highs()
         if "method" not in options and program.meta.get("form") == "dual":
             # measured: on all-pairs duals (few rows, one column per pair) dual simplex
             # stalls while IPX converges (360k pairs x 20 features: 13 s vs > 120 s)

@@ -17,7 +17,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from optrank.solvers._highs import _STATUS, _pass_lp, set_option
+from optrank.solvers._highs import _STATUS, _pass_lp, quiet_highs, set_option
 from optrank.solvers._program import Program
 from optrank.solvers._solution import Solution, Status
 
@@ -51,10 +51,7 @@ class PersistentHighs:
     backend = "highs"
 
     def __init__(self, options: dict | None = None):
-        import highspy
-
-        self._h = highspy.Highs()
-        self._h.setOptionValue("output_flag", False)
+        self._h = quiet_highs()
         for key, value in (options or {}).items():
             set_option(self._h, key, value)
         self._cols: dict[str, list[np.ndarray]] = {}

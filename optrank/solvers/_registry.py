@@ -27,7 +27,7 @@ from optrank.solvers._solution import Solution, SolverError, Status
 
 logger = logging.getLogger(__name__)
 
-PROFILE_DIR = Path(__file__).resolve().parents[2] / "solvers"
+PROFILE_DIR = Path(__file__).resolve().parents[1] / "presets" / "solvers"
 _FORMS = ("auto", "primal", "dual")
 
 
@@ -53,6 +53,7 @@ def register_backend(backend: Backend) -> Backend:
 
 
 def known_backends() -> list[str]:
+    """Sorted names of the registered backends (installed or not)."""
     return sorted(_BACKENDS)
 
 
@@ -75,6 +76,8 @@ class SolverSpec:
 
 
 def get_backend(name: str) -> Backend:
+    """The backend registered as ``name`` (case-insensitive); ``ValueError`` listing the
+    known backends and profiles otherwise."""
     key = name.lower()
     if key not in _BACKENDS:
         raise ValueError(
@@ -85,6 +88,7 @@ def get_backend(name: str) -> Backend:
 
 
 def known_profiles() -> list[str]:
+    """Names of the solver profiles (TOML files of the profile directory)."""
     return sorted(p.stem for p in PROFILE_DIR.glob("*.toml")) if PROFILE_DIR.is_dir() else []
 
 

@@ -14,7 +14,14 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from optrank.stochastic import _rows
-from optrank.stochastic._schedule import period, scheduled, scheduled_at, stride
+from optrank.stochastic._schedule import (
+    check_settings,
+    learning_rate,
+    period,
+    scheduled,
+    scheduled_at,
+    stride,
+)
 from optrank.stochastic._state import (
     Learner,
     SAMState,
@@ -73,18 +80,20 @@ def asam(
     [0.0909, -0.0909]
     """
 
+    check_settings("lam", lam, t0, r_skip, a_skip)
+
     def update(state: SAMState, x_pos, x_neg) -> tuple[SAMState, StepInfo]:
         # the state's precision, whatever the rows'
         x_pos, x_neg = _rows.as_dtype(x_pos, state.w.dtype), _rows.as_dtype(x_neg, state.w.dtype)
         t = state.t + 1
-        lr = 1.0 / (lam * (t + t0))
+        lr = learning_rate(lam, t, t0, state.w.dtype)
         w, margin = hinge_step(state.w, x_pos, x_neg, lr)
         return scheduled(state, w, t, t0, r_skip, a_skip, averaging), StepInfo(margin)
 
     def hinge_diff(state: SAMState, x):
         x = x.astype(state.w.dtype)  # a no-op in the drivers, which cast already
         t = state.t + 1
-        lr = 1.0 / (lam * (t + t0))
+        lr = learning_rate(lam, t, t0, state.w.dtype)
         margin = _rows.dense_dot(state.w, x)
         return state.w + jnp.where(margin < 1.0, lr, 0.0).astype(x.dtype) * x, t, margin
 

@@ -283,6 +283,9 @@ def run_grid(
         raise ValueError("run_grid needs n_features= for padded sparse rows")
     d = X_pos.shape[1] if n_features is None else n_features
     dtype = X_pos[1].dtype if _rows.is_sparse(X_pos) else X_pos.dtype
+    if not jnp.issubdtype(dtype, jnp.floating):  # integer rows: float32 models, not int
+        dtype = jnp.float32
+    lams = jnp.asarray(lams)  # a list of values too
 
     def one(lam, key):
         learner = factory(lam, **dict(options))

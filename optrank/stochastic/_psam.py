@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from optrank.stochastic import _rows
 from optrank.stochastic._asam import DEFAULT_A_SKIP, DEFAULT_R_SKIP, DEFAULT_T0
-from optrank.stochastic._schedule import scheduled
+from optrank.stochastic._schedule import check_settings, learning_rate, scheduled
 from optrank.stochastic._state import Learner, SAMState, StepInfo, averaged_output, init_state
 
 
@@ -69,11 +69,13 @@ def psam(
     [0.5, -0.5]
     """
 
+    check_settings("gamma", gamma, t0, r_skip, a_skip)
+
     def update(state: SAMState, x_pos, x_neg) -> tuple[SAMState, StepInfo]:
         # the state's precision, whatever the rows'
         x_pos, x_neg = _rows.as_dtype(x_pos, state.w.dtype), _rows.as_dtype(x_neg, state.w.dtype)
         t = state.t + 1
-        step = 1.0 / (gamma * (t + t0))
+        step = learning_rate(gamma, t, t0, state.w.dtype)
         w = state.w
         margin = _rows.pair_margin(w, x_pos, x_neg)
         coef = hinge_prox_coefficient(margin, _rows.diff_sqnorm(x_pos, x_neg, w.shape[0]), step)
@@ -84,7 +86,7 @@ def psam(
     def prox_diff(state: SAMState, x):
         x = x.astype(state.w.dtype)  # a no-op in the drivers, which cast already
         t = state.t + 1
-        step = 1.0 / (gamma * (t + t0))
+        step = learning_rate(gamma, t, t0, state.w.dtype)
         margin = _rows.dense_dot(state.w, x)
         coef = hinge_prox_coefficient(margin, _rows.dense_dot(x, x), step)
         return state.w + (step * coef).astype(x.dtype) * x, t, margin

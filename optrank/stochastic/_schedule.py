@@ -17,6 +17,7 @@ Deviation: the shrink factor ``1 - r_skip / (t + t0)`` is clipped at 0, so that 
 from __future__ import annotations
 
 import math
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -26,9 +27,40 @@ from optrank.stochastic._state import SAMState
 SELECT_MAX_D = 4096
 
 
+def check_settings(name: str, lam, t0, r_skip, a_skip) -> None:
+    """``ValueError`` for a concrete ``lam`` or ``t0`` that is not a finite number > 0, or
+    an ``r_skip`` / ``a_skip`` that is not an integer >= 1 (``lam`` traced under
+    ``jax.vmap`` is not checked: the estimators check their grids)."""
+    for label, value in ((name, lam), ("t0", t0)):
+        if isinstance(value, jax.core.Tracer):
+            continue
+        v = float(value)
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"{label} must be a finite number > 0, got {value!r}")
+    for label, value in (("r_skip", r_skip), ("a_skip", a_skip)):
+        try:
+            ok = not isinstance(value, bool) and operator.index(value) >= 1
+        except TypeError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{label} must be an integer >= 1, got {value!r}")
+
+
+def shifted_time(t: jnp.ndarray, t0, dtype) -> jnp.ndarray:
+    """``t + t0`` in ``dtype``, the weights' precision, whatever JAX's x64 flag: with x64
+    on, ``int32 + python float`` would be computed in float64 and only then rounded, so a
+    float32 learner would differ between the two modes."""
+    return t.astype(dtype) + jnp.asarray(t0, dtype)
+
+
+def learning_rate(lam, t: jnp.ndarray, t0, dtype) -> jnp.ndarray:
+    """``1 / (lam (t + t0))`` in ``dtype`` (see :func:`shifted_time`)."""
+    return 1.0 / (jnp.asarray(lam, dtype) * shifted_time(t, t0, dtype))
+
+
 def regularize(w: jnp.ndarray, t: jnp.ndarray, t0: float, r_skip: int) -> jnp.ndarray:
     """Shrink ``w`` by ``max(0, 1 - r_skip / (t + t0))`` when ``t`` is a multiple of r_skip."""
-    factor = jnp.maximum(0.0, 1.0 - r_skip / (t + t0)).astype(w.dtype)
+    factor = jnp.maximum(0.0, 1.0 - r_skip / shifted_time(t, t0, w.dtype))
     if w.shape[0] <= SELECT_MAX_D:
         return w * jnp.where(t % r_skip == 0, factor, jnp.ones_like(factor))
     return jax.lax.cond(t % r_skip == 0, lambda v: v * factor, lambda v: v, w)

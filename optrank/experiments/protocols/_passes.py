@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from optrank._validation import rng_from
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.estimators._online import CBR, OAM, SOLAM, _precision, grid_points
 from optrank.features import NystromFeatures
@@ -72,7 +73,7 @@ class _ShuffledPasses:
                 f"passes and monitor_passes must be positive integers, got "
                 f"{self.passes!r} and {self.monitor_passes!r}"
             )
-        rng = np.random.default_rng(self.random_state)
+        rng = rng_from(self.random_state)
         y = np.asarray(y)
         self.history_ = []
         # The rows are validated and put in the learner's form once (JAX arrays; padded
