@@ -109,3 +109,25 @@ def test_table65_protocols_average_three_runs():
     for name in ("nasam-table6.5", "noam-seq-table6.5", "noam-gra-table6.5",
                  "nsolam-table6.5", "nbam-table6.5"):
         assert get_protocol(name).repetitions == 3  # Section 6.6.2
+
+
+@pytest.mark.parametrize("name", ["CBR", "FourierCBR", "OAM", "OPAUC", "AdaOAM", "SOLAM",
+                                  "UniExp"])
+def test_online_float64_stream_survives_pickling_with_x64_off(name):
+    import warnings
+
+    import optrank
+
+    X, y = _toy(200)
+    y = np.where(y > 0, 1, -1)
+    kw = {"n_components": 8} if name == "FourierCBR" else {}
+
+    def make():
+        return getattr(optrank, name)(random_state=0, dtype="float64", **kw)
+
+    with jax.enable_x64(False), warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no silent float32 truncation
+        copy = pickle.loads(pickle.dumps(make().fit(X[:100], y[:100])))
+        copy.partial_fit(X[100:], y[100:])  # crashed (float32 carry) or went on in float32
+        reference = make().fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
+        np.testing.assert_array_equal(copy.decision_function(X), reference.decision_function(X))

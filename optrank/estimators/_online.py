@@ -27,6 +27,7 @@ from optrank.estimators._base import (
     validate_predict_data,
     validate_ranking_data,
 )
+from optrank.estimators._jax_state import as_state_dtype, getstate_with_host_floats
 
 _DTYPES = ("float32", "float64")
 _ROW_DTYPES = (np.float64, np.float32)
@@ -197,6 +198,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
 
         with _precision(self.dtype):
             rows = X if isinstance(X, tuple) else self._stream_rows(X)
+            # a state unpickled as numpy (__getstate__) goes back to JAX at its precision
+            self.state_ = as_state_dtype(self.state_, self.dtype)
             self.state_, _ = run(self._learner(), self.state_, rows, y_pm,
                                  n_features=self.n_features_in_, order=order)
         # JAX dispatches asynchronously: without this, fit would return before the stream
@@ -375,8 +378,14 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             return linear_scores(X, coef)
         X = X.toarray() if sp.issparse(X) else X
         with _precision(self.dtype):
-            return np.asarray(self._learner().score(self.state_, X.astype(self.dtype)),
+            state = as_state_dtype(self.state_, self.dtype)
+            return np.asarray(self._learner().score(state, X.astype(self.dtype)),
                               dtype=np.float64)
+
+    def __getstate__(self):
+        """The state's floating arrays pickled as numpy, at their precision
+        (:mod:`optrank.estimators._jax_state`); the stream casts them back."""
+        return getstate_with_host_floats(self)
 
     @property
     def coef_(self):
@@ -388,7 +397,9 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         if hasattr(state, "mu"):
             return np.asarray(state.mu, dtype=np.float64)
         if hasattr(state, "w_sum"):
-            return np.asarray(state.w_sum / max(float(state.gamma_sum), 1e-30), dtype=np.float64)
+            # in numpy: JAX arithmetic on a float64 state outside its precision context
+            # would be truncated to float32 (with x64 off)
+            return np.asarray(state.w_sum, dtype=np.float64) / max(float(state.gamma_sum), 1e-30)
         return np.asarray(state.w, dtype=np.float64)
 
     # ---- persistence ---------------------------------------------------------------------

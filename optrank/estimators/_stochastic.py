@@ -31,6 +31,7 @@ from optrank.estimators._base import (
     validate_predict_data,
     validate_ranking_data,
 )
+from optrank.estimators._jax_state import as_state_dtype, getstate_with_host_floats
 from optrank.features import _cache as embedding_cache
 
 _DTYPES = ("float32", "float64")
@@ -233,7 +234,7 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
             Xp, Xn = (_to_jax_rows(Z[y == s], self.dtype) for s in (1, -1))
             state = getattr(self, "state_", None)
             if state is not None:  # e.g. unpickled: floating leaves as numpy (__getstate__)
-                state = _as_state_dtype(state, self.dtype)
+                state = as_state_dtype(state, self.dtype)
             if state is None:
                 seed = rng_from(self.random_state).integers(2**31 - 1)
                 state = learner.init(jax.random.key(int(seed)), Z.shape[1], self.dtype)
@@ -254,14 +255,9 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         self.n_iter_ = int(state.t)
 
     def __getstate__(self):
-        """Pickle the state's floating arrays as numpy: a JAX array unpickled while JAX's
-        x64 mode is off comes back in float32, so a ``dtype="float64"`` stream would go on
-        at the lower precision. :meth:`_train` casts them back under the estimator's own
-        precision."""
-        state = self.__dict__.copy()
-        if state.get("state_") is not None:
-            state["state_"] = _host_floats(state["state_"])
-        return state
+        """The state's floating arrays pickled as numpy, at their precision
+        (:mod:`optrank.estimators._jax_state`); :meth:`_train` casts them back."""
+        return getstate_with_host_floats(self)
 
     # -- prediction ---------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:
@@ -274,29 +270,6 @@ def _dense_or_csr(Z):
     """A feature map's output as the learners take it: a sparse output (e.g. a user's
     one-hot encoder) as CSR rows, anything else as a numpy array."""
     return sp.csr_matrix(Z) if sp.issparse(Z) else np.asarray(Z)
-
-
-def _is_float(leaf) -> bool:
-    """A floating array (numpy or JAX); a typed PRNG key (dtype ``key<...>``) is not."""
-    dtype = getattr(leaf, "dtype", None)
-    return isinstance(dtype, np.dtype) and dtype.kind == "f"
-
-
-def _host_floats(state):
-    """``state`` with its floating JAX arrays as numpy arrays (same dtype and values)."""
-    import jax
-
-    return jax.tree_util.tree_map(lambda a: np.asarray(a) if _is_float(a) else a, state)
-
-
-def _as_state_dtype(state, dtype: str):
-    """``state`` with its floating leaves as JAX arrays of ``dtype`` (call under
-    ``_precision(dtype)``); a JAX array of that dtype is returned as it is."""
-    import jax
-    import jax.numpy as jnp
-
-    return jax.tree_util.tree_map(
-        lambda a: jnp.asarray(a, dtype) if _is_float(a) else a, state)
 
 
 class ASAM(_StochasticAUC):
