@@ -18,11 +18,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 
 from optrank._validation import (
     check_count_fields,
@@ -64,6 +67,8 @@ class WSVM(_LinearRanker):
     ----------
     coef_ : (n_features,) weights; dual_coef_ : (n_samples,) dual variables.
     class_costs_ : dict ``{+1: C+, -1: C-}``. n_epochs_ : DCD epochs run.
+    converged_ : bool, whether DCD met ``tol`` within ``max_epochs`` (a
+    ``ConvergenceWarning`` is issued when it did not).
 
     Examples
     --------
@@ -95,6 +100,11 @@ class WSVM(_LinearRanker):
         res = dcd_svm(Z, costs, tol=float(self.tol), max_epochs=int(self.max_epochs),
                       seed=seed)
         self.coef_, self.dual_coef_, self.n_epochs_ = res.w, res.alpha, res.n_epochs
+        self.converged_ = bool(res.converged)
+        if not res.converged:
+            warnings.warn(f"WSVM: the DCD solver stopped at max_epochs={self.max_epochs} "
+                          f"before reaching tol={self.tol}; raise max_epochs",
+                          ConvergenceWarning, stacklevel=2)
         return self
 
     def _costs(self, y) -> np.ndarray:

@@ -174,7 +174,8 @@ def hard_sample(
     """The ``n_needed`` unchosen elements of lowest closeness or correctness.
 
     With ``0 < gamma < 1`` the round takes ``Binomial(n_needed, gamma)`` real pairs and
-    the rest pseudo-pairs, each the hardest of its kind.
+    the rest pseudo-pairs, each the hardest of its kind; when one kind has fewer unchosen
+    elements left than asked, the rest come from the other kind.
     """
     close = strategy == "hard-close"
     n_real = int(rng.binomial(n_needed, cands.gamma))
@@ -182,6 +183,14 @@ def hard_sample(
     chosen = np.asarray(chosen_keys, np.int64)
     pos_r, neg_r = _hard_pairs(cands, s, n_real, close, chosen)
     pos_p, neg_p = _hard_pseudo(cands, s, n_needed - n_real, close, chosen)
+    if 0.0 < cands.gamma < 1.0:  # one kind used up (e.g. every point already a
+        # pseudo-pair): the shortfall comes from the other kind, so the pool still
+        # reaches its budget while unchosen elements remain
+        short = n_needed - pos_r.size - pos_p.size
+        if short > 0 and pos_p.size < n_needed - n_real:
+            pos_r, neg_r = _hard_pairs(cands, s, pos_r.size + short, close, chosen)
+        elif short > 0:
+            pos_p, neg_p = _hard_pseudo(cands, s, pos_p.size + short, close, chosen)
     pos, neg = np.concatenate([pos_r, pos_p]), np.concatenate([neg_r, neg_p])
     return Draw(pos, neg, np.ones(pos.size), 0, 0)
 

@@ -16,9 +16,11 @@ vectors: memory per worker is the size of its blocks.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from optrank._validation import binary_labels, require_two_classes
 from optrank.models._prsvm_oracle import PRSVMOracle
@@ -202,6 +204,11 @@ def prsvm_dask_fit(
     if not dask.compute(da.isfinite(Xd).all(), **kwargs)[0]:
         raise ValueError("X contains NaN or inf")
     sw = _check_weights(sample_weight, Xd.shape[0])
+    # rows of weight 0 count nowhere, as in PRSVMPlus.fit (which drops them)
+    keep = slice(None) if sw is None else sw > 0
+    if np.unique(y_pm[keep]).size < 2:
+        raise ValueError("the rows of positive sample_weight hold a single class: "
+                         "ranking needs a positive and a negative one")
     oracle = DaskPRSVMOracle(Xd, y_pm, C, sw, persist=False, compute_kwargs=kwargs)
     res = truncated_newton(
         oracle.value_grad,
@@ -214,6 +221,10 @@ def prsvm_dask_fit(
     )
     model.coef_, model.n_iter_, model.history_ = res.x, res.n_iter, res.history
     model.converged_ = res.converged
+    if not res.converged:
+        warnings.warn(f"prsvm_dask_fit: Newton stopped after max_iter={max_iter} steps without "
+                      f"reaching tol={tol} (converged_ is False); raise max_iter or "
+                      "max_cg_iter", ConvergenceWarning, stacklevel=2)
     model.classes_, model.n_features_in_ = classes, Xd.shape[1]
-    model.threshold_ = accuracy_threshold(oracle.scores(res.x), y_pm)
+    model.threshold_ = accuracy_threshold(oracle.scores(res.x)[keep], y_pm[keep])
     return model

@@ -161,6 +161,14 @@ def _primal_objective(X, pos, neg, c, w) -> float:
     return float(0.5 * w @ w + np.sum(c * np.maximum(0.0, 1.0 - margins)))
 
 
+def relative_gap(primal: float, dual: float) -> float:
+    """The duality gap relative to the objective, whatever its scale: with ``1 + |primal|``
+    in the denominator an objective far below 1 (small ``C``, ``reduction="mean"``) made
+    the test absolute, and the starting point ``pi = c / 2`` passed it at half the optimal
+    duals."""
+    return (primal - dual) / max(abs(primal), abs(dual), 1e-300)
+
+
 def _solve_capped(X, pos, neg, costs, res: PairQPResult, tol, max_iter) -> PairQPResult | None:
     """Large ``C`` on (nearly) separable pairs: when no dual is near its bound, solve
     again with the bounds capped at twice the largest dual. If that optimum has every
@@ -177,9 +185,8 @@ def _solve_capped(X, pos, neg, costs, res: PairQPResult, tol, max_iter) -> PairQ
     if not capped.converged or np.max(capped.duals) >= (1.0 - 1e-6) * cap:
         return None
     primal = _primal_objective(np.asarray(X, dtype=np.float64), pos, neg, c, capped.w)
-    gap = (primal - capped.dual_objective) / (1.0 + abs(primal))
-    stats = {**capped.stats, "capped_at": cap,
-             "relative_gap": (primal - capped.dual_objective) / max(1.0, abs(primal))}
+    gap = relative_gap(primal, capped.dual_objective)
+    stats = {**capped.stats, "capped_at": cap, "relative_gap": gap}
     return PairQPResult(capped.duals, capped.w, primal, capped.dual_objective,
                         res.iterations + capped.iterations, gap <= tol, stats)
 
@@ -216,7 +223,7 @@ def _solve(X, pos, neg, costs, tol, max_iter) -> PairQPResult:
         half_norm = 0.5 * Bt_pi @ Bt_pi
         dual_obj = float(np.sum(pi) - half_norm)
         primal_obj = float(half_norm + np.sum(c * np.maximum(0.0, -grad)))
-        gap = (primal_obj - dual_obj) / (1.0 + abs(primal_obj))
+        gap = relative_gap(primal_obj, dual_obj)
         if gap < best[0]:
             best = (gap, pi)
         if gap <= tol:
@@ -262,5 +269,5 @@ def _solve(X, pos, neg, costs, tol, max_iter) -> PairQPResult:
     dual = float(np.sum(pi) - 0.5 * Bt_pi @ Bt_pi)
     return PairQPResult(pi, w, primal, dual, it, converged, {
         "solve_time": time.perf_counter() - t0, "rank": r,
-        "relative_gap": (primal - dual) / max(1.0, abs(primal)),
+        "relative_gap": relative_gap(primal, dual),
     })
