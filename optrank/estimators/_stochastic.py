@@ -74,9 +74,11 @@ def _to_jax_rows(X, dtype):
 
     itemsize = np.dtype(dtype).itemsize
     values = X.data if sp.issparse(X) else X
-    if values.size and np.abs(values).max() > np.finfo(dtype).max:
-        raise ValueError(f"X holds values of magnitude up to {np.abs(values).max():.3g}, beyond "
-                         f"{dtype}'s range; scale the features or use dtype='float64'")
+    if values.size and np.dtype(dtype).itemsize < values.dtype.itemsize:  # a narrowing cast
+        top = max(float(values.max()), -float(values.min()))  # no |X| temporary
+        if top > float(np.finfo(dtype).max):
+            raise ValueError(f"X holds values of magnitude up to {top:.3g}, beyond {dtype}'s "
+                             "range; scale the features or use dtype='float64'")
     if (sp.issparse(X) and X.shape[1] <= DENSE_MAX_FEATURES
             and X.shape[0] * X.shape[1] * itemsize <= DENSE_MAX_BYTES):
         X = X.toarray()
