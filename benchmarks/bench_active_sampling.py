@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_active_sampling.py [--repeats 3] [--datasets letter a9a]
 
 For every data set of the Table 4 protocol and every strategy: the median CPU time
-(``time.process_time``, all threads of this process) of ``--repeats`` fits with
+(``time.process_time``, all threads of this process) of ``--repeats`` fits (of
+``--hard-repeats``, default 1, for the slower hard-* strategies) with
 ``track_history=False`` (seeds 0, 1, ...), after one warm-up fit per data set so that
 JAX compilation of the inner solver is not counted; the mean number of rejected
 candidates per accepted pair; the paper's Table 5 seconds beside. Baselines WSVM and

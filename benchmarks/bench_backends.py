@@ -10,10 +10,10 @@ and pair count the script reports medians over repeats of
 - ``solve``: the native solve alone (``solution.stats["solve_time"]``),
 
 and marks ``DNF`` when a solve hits the time limit or fails (each run is a forked
-process, so a native crash is reported, not fatal); a case whose previous size took
-longer than the limit (scaled linearly in pairs) is marked ``skip``. Summary lines give
-the highspy build/solve ratio, the automatically chosen form against the faster form,
-and the cvxpy and pyomo overheads over highspy at equal forms.
+process, so a native crash is reported, not fatal); a case whose previous size, scaled
+linearly in pairs, would take more than twice the limit is marked ``skip``. Summary
+lines give the highspy build/solve ratio, the automatically chosen form against the
+faster form, and the cvxpy and pyomo overheads over highspy at equal forms.
 
 Run: ``python benchmarks/bench_backends.py [--quick] [--time-limit S] [--repeats R]
 [--sizes N ...] [--backends NAME ...]``

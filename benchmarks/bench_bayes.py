@@ -7,7 +7,7 @@ the least-squares slope of log(time) on log(size).
 Run: ``python benchmarks/bench_bayes.py [--quick]``
 """
 
-import sys
+import argparse
 import time
 
 import numpy as np
@@ -44,8 +44,9 @@ def bench_kernels(n, pool):
 
 def bench_fit(n, pool):
     X, y = ring(n)
-    start = time.perf_counter()
+    # the kernel stack is timed on its own (bench_kernels): the fit starts from it
     prob = Problem(pool.matrices(X), np.flatnonzero(y > 0), np.flatnonzero(y < 0))
+    start = time.perf_counter()
     fit_batch(prob, BatchHyper(), max_iter=FIT_SWEEPS, tol=0.0)
     return time.perf_counter() - start
 
@@ -91,5 +92,7 @@ def main(quick=False):
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the three smallest sizes only")
     with threadpool_limits(1):
-        main(quick="--quick" in sys.argv)
+        main(quick=parser.parse_args().quick)

@@ -3,7 +3,7 @@
 Run: ``python examples/bayes_weights_fourclass.py [n_rows] [out.png]``
 """
 
-import sys
+import argparse
 
 import matplotlib
 
@@ -32,4 +32,9 @@ def main(n_rows=400, out="bayes_weights_fourclass.png"):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400, *sys.argv[2:3])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n_rows", nargs="?", type=int, default=400, help="rows used (default 400)")
+    parser.add_argument("out", nargs="?", default="bayes_weights_fourclass.png",
+                        help="PNG file (default bayes_weights_fourclass.png)")
+    args = parser.parse_args()
+    main(args.n_rows, args.out)

@@ -1,6 +1,6 @@
 """One of each report figure from small fits on real data, then the HTML report.
 
-Fits six rankers on the embedded heart set and on KEEL glass1 (75/25 stratified split,
+Fits seven rankers on the embedded heart set and on KEEL glass1 (75/25 stratified split,
 standardised on the training part), writes a results directory in the runner's layout
 (``<protocol>.csv`` + ``scores/<protocol>/<dataset>.npz``, one protocol per method) and
 turns it into PNGs and one self-contained HTML file:

@@ -17,8 +17,8 @@ epochs, 1000 rows, one grid point per hyperparameter, a check of the pipeline on
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -89,10 +89,14 @@ def draw(results: dict[str, RunResult], out: str | Path) -> list[Path]:
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--quick"]
-    quick = "--quick" in sys.argv[1:]
-    out = args[0] if args else "results/sam_convergence"
-    datasets = args[1].split(",") if len(args) > 1 else None
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", default="results/sam_convergence",
+                        help="output folder (default results/sam_convergence)")
+    parser.add_argument("datasets", nargs="?", help="comma-separated datasets (default: all)")
+    parser.add_argument("--quick", action="store_true", help="3 epochs, reduced protocols")
+    args = parser.parse_args()
+    out, quick = args.out, args.quick
+    datasets = args.datasets.split(",") if args.datasets else None
     chosen = protocols(datasets, epochs=3 if quick else None, quick=quick)
     results = run_protocols(chosen, output_dir=out, progress=True, scheduler="local", workers=2)
     for name, result in results.items():

@@ -13,7 +13,7 @@ Run: ``OPTRANK_DATA=/path/to/shared/data python examples/reproduce_sam_tables.py
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from pathlib import Path
 
@@ -117,7 +117,9 @@ def plot(curves, path):
 
 
 def main():
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", default=".", help="folder of the figure (default .)")
+    out = Path(parser.parse_args().out)
     out.mkdir(parents=True, exist_ok=True)
     curves = {}
     for name, binarize, ref_name in DATASETS:

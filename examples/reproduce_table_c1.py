@@ -90,12 +90,12 @@ def best_counts(results: dict, values) -> dict:
 
 def report(results: dict) -> None:
     ref_auc, ref_nf = reference("C.1"), reference("C.2")
-    print(f"\n{'dataset':<26}" + "".join(f"{SHORT[m]:>22}" for m in SHORT))
-    print(f"{'':<26}" + "".join(f"{'AUC (paper) #f (p)':>22}" for _ in SHORT))
+    print(f"\n{'dataset':<26}" + "".join(f"{SHORT[m]:>26}" for m in SHORT))
+    print(f"{'':<26}" + "".join(f"{'AUC (paper) #f (p)':>26}" for _ in SHORT))
     for name, res in results.items():
-        cells = [f"{res[m]['auc']:.3f} ({ref_auc[name, m]:.3f}) {res[m]['n_features']:>3}"
-                 f" ({ref_nf[name, m]:.0f})" for m in SHORT]
-        print(f"{name:<26}" + "".join(f"{c:>22}" for c in cells))
+        cells = [f"{res[m]['auc']:.3f} ({ref_auc[name, m]:.3f}) {res[m]['n_features']:>4}"
+                 f" ({ref_nf[name, m]:>4.0f})" for m in SHORT]
+        print(f"{name:<26}" + "".join(f" {c:>25}" for c in cells))
     ours = best_counts(results, lambda n, m: results[n][m]["auc"])
     paper = best_counts(results, lambda n, m: ref_auc[n, m])
     print(f"\n# datasets with highest test AUC (Table 1 row 1) on these {len(results)} sets")

@@ -12,7 +12,7 @@ Run: ``OPTRANK_DATA=/path/to/shared/data python examples/stochastic_defaults_stu
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import jax
@@ -23,7 +23,7 @@ from optrank.data import Standardizer, load, stratified_split
 from optrank.metrics import auc
 from optrank.stochastic import asam, psam, run_grid, to_padded
 
-DATASETS = sys.argv[1:] or ["spambase", "a9a", "ijcnn1"]
+DATASETS = ["spambase", "a9a", "ijcnn1"]
 LAMS = [1e-8, 1e-4, 1e-2, 1.0]
 BASE = {"t0": 1000.0, "r_skip": 16, "a_skip": 8}
 VARY = {"t0": [10.0, 100.0, 1e4, 1e5], "r_skip": [1, 4, 64], "a_skip": [1, 64]}
@@ -54,6 +54,10 @@ def score(ws, Xva, yva):
 
 
 def main():
+    global DATASETS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("datasets", nargs="*", help=f"datasets (default: {DATASETS})")
+    DATASETS = parser.parse_args().datasets or DATASETS
     jax.config.update("jax_enable_x64", False)
     settings = [dict(BASE)] + [{**BASE, k: v} for k, vs in VARY.items() for v in vs]
     print("dataset  algo  t0  r_skip  a_skip | best-lambda AUC@1ep AUC@5ep | AUC@5ep per lambda "

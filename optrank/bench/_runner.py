@@ -221,13 +221,19 @@ def write_csv(rows: list[dict], path: Path) -> None:
         writer.writerows(rows)
 
 
+def _timing_words(repeats: int) -> str:
+    """What the "fit s" column is for ``repeats`` fits per learner."""
+    if repeats == 1:
+        return "1 fit per learner (fit s: that single fit, JIT compilation included)"
+    return f"{repeats} fits per learner (fit s: median after the first)"
+
+
 def format_markdown(rows: list[dict], device: str, repeats: int) -> str:
     """The table with a header line naming the device, the date and the load average."""
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        f"device: {device}; load average {load}; {repeats} fits per learner (median after "
-        f"the first); {stamp}",
+        f"device: {device}; load average {load}; {_timing_words(repeats)}; {stamp}",
         "",
         "| case | n train | n test | d | learner | kind | fit s (median) | first fit s "
         "| ratio to fastest peer | test AUC |",
