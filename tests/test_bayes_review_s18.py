@@ -106,3 +106,9 @@ def test_koil_pool_kernel_needs_no_width():
     X, y = _toy(60)
     k = KOIL(budget=20, C=10.0, kernel="pool", width=None, random_state=0).fit(X, y)
     assert k.score(X, y) > 0.8
+
+
+def test_koil_refuses_features_that_overflow_the_kernel():
+    X, y = _toy(60)
+    with pytest.raises(ValueError, match="overflow the kernel"):
+        KOIL(budget=10, random_state=0).fit(X * 1e160, y)

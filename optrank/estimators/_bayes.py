@@ -583,6 +583,10 @@ class KOIL(RankerMixin, BaseEstimator):
                                                              self.poly_degrees)
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
+        if not np.isfinite(np.einsum("ij,ij->i", X, X)).all():  # kernels would be nan
+            raise ValueError(f"features of magnitude up to {np.abs(X).max():.3g} overflow "
+                             "the kernel evaluations (squared norms are not finite); scale "
+                             "the features, e.g. to [-1, 1]")
         self.rng_ = rng_from(self.random_state)
         if self.shuffle:
             order = self.rng_.permutation(len(y))
