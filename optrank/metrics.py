@@ -15,10 +15,13 @@ from optrank._validation import binary_labels, require_two_classes
 
 def _scores(scores) -> np.ndarray:
     """``scores`` as a flat vector: one-dimensional, or a single column ``(n, 1)``,
-    raveled; anything else is refused rather than flattened. Integer scores keep their
-    integer dtype (float64 would merge integers above 2^53 into ties), others are float64."""
+    raveled; anything else is refused rather than flattened. Signed integer scores keep
+    their dtype (float64 would merge integers above 2^53 into ties), unsigned ones below 64
+    bits become int64 (the curves sort by ``-s``), others float64."""
     s = np.asarray(scores)
-    if s.dtype.kind not in "iu":
+    if s.dtype.kind == "u" and s.dtype.itemsize < 8:  # negated below: not unsigned
+        s = s.astype(np.int64)
+    elif s.dtype.kind != "i":
         s = s.astype(np.float64)
     if s.ndim == 2 and s.shape[1] == 1:
         return s.ravel()

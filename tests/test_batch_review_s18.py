@@ -23,7 +23,7 @@ from optrank import (
 )
 from optrank.estimators._path_ranksvm import PathRankSVM
 from optrank.estimators._prsvm import accuracy_threshold
-from optrank.metrics import auc
+from optrank.metrics import auc, roc_curve
 
 
 def _toy(n=200, seed=0):
@@ -157,3 +157,8 @@ def test_auc_of_integer_scores_above_two_to_the_53():
     y = [1, -1, -1, 1]
     assert auc(y, scores) == roc_auc_score([1, 0, 0, 1], scores)  # 0.5, not ties
     assert auc([1, -1], [big + 1, big]) == 1.0
+    small = np.array([5, 3, 2, 4, 9], dtype=np.uint8)  # sorted by -s: must not wrap around
+    labels = [1, -1, 1, -1, 1]
+    assert auc(labels, small) == roc_auc_score([1, 0, 1, 0, 1], small)
+    fpr, tpr, _ = roc_curve(labels, small)
+    assert np.all(np.diff(fpr) >= 0) and np.all(np.diff(tpr) >= 0)
