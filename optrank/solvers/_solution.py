@@ -36,7 +36,7 @@ _ADVICE = {
     Status.UNBOUNDED: "add a regularizer or bound the weights",
     Status.INFEASIBLE_OR_UNBOUNDED: "check the bounds, and add a regularizer",
     Status.TIME_LIMIT: "raise the time_limit option, choose the dual form "
-    "(form='dual') or an interior-point profile ("highs-ipm")",
+    "(form='dual') or an interior-point profile ('highs-ipm')",
     Status.ITERATION_LIMIT: "raise the iteration limit or try another method",
     Status.NUMERICAL_ERROR: "standardise the features, or try another backend "
     "(e.g. solver='cvxpy:CLARABEL')",
