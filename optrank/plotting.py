@@ -80,7 +80,8 @@ def plot_roc(curves: Mapping[str, tuple], title: str | None = None):
 
 
 # -- learning curves --------------------------------------------------------------------
-def plot_auc_vs_epochs(histories: Mapping[str, Sequence[float]], title: str | None = None):
+def plot_auc_vs_epochs(histories: Mapping[str, Sequence[float]], title: str | None = None,
+                       ylabel: str = "validation AUC"):
     """Validation AUC after each epoch of stochastic learners; returns the Figure.
 
     ``histories`` maps a method to its ``history_`` (a list of per-epoch validation
@@ -93,7 +94,7 @@ def plot_auc_vs_epochs(histories: Mapping[str, Sequence[float]], title: str | No
         aucs = np.asarray(aucs, dtype=float)
         ax.plot(np.arange(1, aucs.size + 1), aucs, marker="o", ms=3, label=method)
     ax.set_xlabel("epoch")
-    ax.set_ylabel("validation AUC")
+    ax.set_ylabel(ylabel)
     _finish(ax, title)
     return fig
 
@@ -130,7 +131,8 @@ def plot_auc_vs_budget(
     return fig
 
 
-def draw_iteration_curve(ax, history: Sequence[Mapping], label: str | None = None) -> None:
+def draw_iteration_curve(ax, history: Sequence[Mapping], label: str | None = None,
+                         val_label: str = "validation AUC") -> None:
     """Training (and validation, when recorded) AUC per column-generation iteration.
 
     ``history`` is a Ranking-CG ``history_``: one dict per iteration with ``iteration``,
@@ -146,21 +148,22 @@ def draw_iteration_curve(ax, history: Sequence[Mapping], label: str | None = Non
             marker="s",
             ms=3,
             ls="--",
-            label=f"{prefix}validation AUC",
+            label=f"{prefix}{val_label}",
         )
     ax.set_xlabel("iteration (prototypes in the model)")
     ax.set_ylabel("AUC")
 
 
-def plot_auc_vs_iteration(histories: Mapping[str, Sequence[Mapping]], title: str | None = None):
+def plot_auc_vs_iteration(histories: Mapping[str, Sequence[Mapping]], title: str | None = None,
+                          val_label: str = "validation AUC"):
     """AUC per Ranking-CG iteration for several models; returns the Figure.
 
-    One training-AUC line per method, plus a validation-AUC line where it was recorded.
+    One training-AUC line per method, plus a ``val_label`` line where it was recorded.
     """
     fig = _figure()
     ax = fig.add_subplot()
     for method, history in histories.items():
-        draw_iteration_curve(ax, history, label=method)
+        draw_iteration_curve(ax, history, label=method, val_label=val_label)
     _finish(ax, title)
     return fig
 

@@ -18,6 +18,7 @@ import logging
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -216,10 +217,12 @@ def roc_figures(res: Results) -> list[ReportFigure]:
     return figs
 
 
+_TEST_FOLD = "test-fold AUC"  # the runner monitors repetition 0, fold 0 on its test part
 _HISTORY_PLOTS = {
-    "epochs": (plotting.plot_auc_vs_epochs, "AUC vs epochs"),
+    "epochs": (partial(plotting.plot_auc_vs_epochs, ylabel=_TEST_FOLD), "AUC vs epochs"),
     "budget": (plotting.plot_auc_vs_budget, "AUC vs pair budget"),
-    "iteration": (plotting.plot_auc_vs_iteration, "AUC vs column-generation iteration"),
+    "iteration": (partial(plotting.plot_auc_vs_iteration, val_label=_TEST_FOLD),
+                  "AUC vs column-generation iteration"),
 }
 
 
@@ -254,6 +257,12 @@ def train_time_figures(res: Results) -> list[ReportFigure]:
         groups[table or protocol or "results"].append(row)
     figs = []
     for table, rows in sorted(groups.items()):
+        # one bar per protocol: methods run under several protocols of one table (002-T6's
+        # gamma settings) are named with their protocol, as the legends of the curves
+        label = _labels(sorted({(str(r.get("protocol")), str(r.get("method") or r.get(
+            "protocol"))) for r in rows}))
+        rows = [{**r, "method": label[(str(r.get("protocol")), str(r.get("method") or r.get(
+            "protocol")))]} for r in rows]
         if plotting.median_train_times(rows):
             figs += _make(res, f"train_time_{safe_name(table)}", "train_time",
                           f"Training time per method and dataset ({table})",

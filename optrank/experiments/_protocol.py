@@ -41,6 +41,11 @@ class Protocol:
     override both). ``estimator`` is a name on ``optrank`` or ``"module:Class"``.
     ``quick_params`` replace ``params`` and ``quick_instances`` caps the loaded rows in
     :meth:`quick` (e.g. fewer landmarks, smaller sets for the O(n^2) kernel methods).
+    ``paper_unit`` and ``paper_n`` say what the paper's std is over, for the significance
+    test of the reports (``optrank.experiments._tables``): ``"cell"`` (one train/test
+    split per value; default) or ``"repetition"`` (each value a repetition's mean over
+    its folds, e.g. "average of 3 runs, each averaged over 5-fold CV"), and how many
+    values (None: the full protocol's cells, or its repetitions).
     """
 
     name: str
@@ -66,6 +71,8 @@ class Protocol:
     quick_params: dict = field(default_factory=dict)
     quick_instances: int = 2000
     quick_datasets: tuple[str, ...] = ()  # names quick() keeps (default: the first ones)
+    paper_unit: str = "cell"  # what one value behind the paper's std is: "cell" | "repetition"
+    paper_n: int | None = None  # how many (None: the full protocol's cells / repetitions)
 
     def __post_init__(self):
         if self.split not in ("holdout", "kfold"):
@@ -79,6 +86,12 @@ class Protocol:
         if not (isinstance(self.repetitions, int) and self.repetitions >= 1):
             raise ValueError(f"protocol {self.name!r}: repetitions must be an integer >= 1, "
                              f"got {self.repetitions!r}")
+        if self.paper_unit not in ("cell", "repetition"):
+            raise ValueError(f"protocol {self.name!r}: paper_unit must be 'cell' or "
+                             f"'repetition', got {self.paper_unit!r}")
+        if self.paper_n is not None and not (isinstance(self.paper_n, int) and self.paper_n >= 1):
+            raise ValueError(f"protocol {self.name!r}: paper_n must be None or an integer >= 1, "
+                             f"got {self.paper_n!r}")
         n_points = _grid_size(self.grid)
         if n_points > 1 and self.cv_folds < 2:
             raise ValueError(f"protocol {self.name!r}: a grid of {n_points} points needs "

@@ -25,6 +25,11 @@ def _rows(directory: str) -> tuple[dict, ...]:
     return tuple(rows)
 
 
+_STD_ON_UNIT_SCALE = "std looks like it is on the 0-1 scale"
+"""The reference CSVs' note on rows whose std is printed on the 0-1 scale although the
+value is an AUC in % (001-T6.6: "98.70 ± 0.0038"): that std is not divided by 100."""
+
+
 def reference_value(
     table_id: str, dataset: str, method: str, metric: str, directory: Path | None = None
 ) -> tuple[float, float] | None:
@@ -41,7 +46,9 @@ def reference_value(
         if row["metric"] != metric or not row["value"]:
             continue
         scale = 100.0 if metric.endswith("percent") else 1.0
-        std = float(row["std"]) / scale if row.get("std") else float("nan")
+        # a few tables print the std on the 0-1 scale beside an AUC in %; their rows say so
+        std_scale = 1.0 if _STD_ON_UNIT_SCALE in row.get("note", "") else scale
+        std = float(row["std"]) / std_scale if row.get("std") else float("nan")
         return float(row["value"]) / scale, std
     return None
 

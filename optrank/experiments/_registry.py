@@ -95,8 +95,9 @@ _NOT_IN_TABLES = {p.name for p in _BY_NAME_ONLY}
 
 
 def in_a_table(protocol_name: str) -> bool:
-    """False for the protocols run by name only (checks beside a table, not its columns)."""
-    return protocol_name not in _NOT_IN_TABLES
+    """False for the protocols run by name only (checks beside a table, not its columns),
+    also in their reduced ``-quick`` form."""
+    return protocol_name.removesuffix("-quick") not in _NOT_IN_TABLES
 
 _HIGH_DIM = (
     "high-dimensional datasets (farm-ads, news20, rcv1, real-sim, sector, "

@@ -1,17 +1,20 @@
 """One report per paper table: every method's runs beside the paper's, with a t-test.
 
-For each dataset and method the report gives our mean +- std over the cells
-(repetitions x outer folds), the paper's value (+- std when printed), the difference,
-and a significance marker at the 95% level:
+For each dataset and method the report gives our mean +- std, the paper's value (+- std
+when printed), the difference, and a significance marker at the 95% level. Our values
+are in the paper's unit (``Protocol.paper_unit``): one per cell (repetitions x outer
+folds), or, where the paper's std is over runs each averaged over its folds, one mean
+per repetition.
 
 * the paper prints a std: Welch's t-test from summary statistics
-  (``scipy.stats.ttest_ind_from_stats``, ``equal_var=False``) with the paper's n taken
-  as the number of cells of the full protocol (its repetitions x folds);
-* otherwise: a one-sample t-test of our per-cell values against the paper's mean
+  (``scipy.stats.ttest_ind_from_stats``, ``equal_var=False``) with the paper's n from
+  ``Protocol.paper_n`` (default: the full protocol's cells, or its repetitions);
+* otherwise: a one-sample t-test of our values against the paper's mean
   (``scipy.stats.ttest_1samp``).
 
-``▲`` / ``▼``: ours significantly higher / lower; blank: not significant; ``·``: fewer
-than two cells (no test). Paper rows that were not run are listed with the reason.
+``▲`` / ``▼``: ours significantly higher / lower; blank: not significant; ``·``: no
+test (fewer than two values, or no paper value). Paper rows that were not run are
+listed with the reason.
 """
 
 from __future__ import annotations
@@ -55,7 +58,8 @@ def _captions() -> dict[str, str]:
         return {}
     out = {}
     for line in path.read_text().splitlines():
-        cols = [c.strip() for c in line.split("|")]
+        # a cell may hold an escaped pipe ("|L*|" written "\|L*\|"): split on the others
+        cols = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)]
         if len(cols) > 5 and re.fullmatch(r"\d{3}-T\S+", cols[2]):
             out[cols[2]] = cols[4]
     return out
@@ -90,18 +94,33 @@ def significance(ours: np.ndarray, paper: float, paper_std: float, paper_n: int)
     return p, "▲" if mean > paper else "▼"
 
 
-def _values(result: RunResult, dataset: str, field: str) -> np.ndarray:
-    vals = [
-        r[field]
-        for r in result.rows
-        if r["dataset"] == dataset and not r["error"] and r[field] not in ("", None)
-    ]
-    return np.asarray(vals, dtype=float)
+def _values(result: RunResult, dataset: str, field: str, unit: str = "cell") -> np.ndarray:
+    """Our values of ``field`` on ``dataset``: one per cell, or (``unit="repetition"``)
+    the mean of each repetition's cells."""
+    rows = [r for r in result.rows
+            if r["dataset"] == dataset and not r["error"] and r[field] not in ("", None)]
+    if unit != "repetition":
+        return np.asarray([r[field] for r in rows], dtype=float)
+    by_rep: dict = {}
+    for r in rows:
+        by_rep.setdefault(r.get("repetition", 0), []).append(float(r[field]))
+    return np.asarray([np.mean(v) for _, v in sorted(by_rep.items())], dtype=float)
+
+
+def _paper_n(protocol: Protocol, full: dict[str, Protocol], dataset: str) -> int:
+    """The number of values behind the paper's std: ``paper_n`` when the protocol gives
+    it, else the full protocol's repetitions (``paper_unit="repetition"``) or its cells
+    of ``dataset`` (a dataset with an official test split has fewer than k-fold ones)."""
+    base = full.get(protocol.name.removesuffix("-quick"), protocol)
+    if base.paper_n is not None:
+        return base.paper_n
+    if base.paper_unit == "repetition":
+        return base.repetitions
+    return _full_cells(protocol, full, dataset)
 
 
 def _full_cells(protocol: Protocol, full: dict[str, Protocol], dataset: str) -> int:
-    """Cells of ``dataset`` in the full protocol: the paper's number of runs behind its
-    figure (a dataset with an official test split has fewer than the k-fold ones)."""
+    """Cells of ``dataset`` in the full protocol."""
     base = full.get(protocol.name.removesuffix("-quick"), protocol)
     every = cells(base)
     n = sum(c.dataset.name == dataset for c in every)
@@ -116,7 +135,8 @@ def summary_rows(
     for p in protocols:
         field, result = _field(p.reference_metric), results[p.name]
         for entry in p.datasets:
-            ours = _values(result, entry.name, field)
+            cells_run = _values(result, entry.name, field).size
+            ours = _values(result, entry.name, field, p.paper_unit)
             ref = reference_value(
                 table_id,
                 entry.reference_name or entry.name,
@@ -125,7 +145,7 @@ def summary_rows(
             )
             paper, paper_std = ref if ref else (float("nan"), float("nan"))
             mean = float(ours.mean()) if ours.size else float("nan")
-            pval, mark = significance(ours, paper, paper_std, _full_cells(p, full, entry.name))
+            pval, mark = significance(ours, paper, paper_std, _paper_n(p, full, entry.name))
             out.append(
                 {
                     "table_id": table_id,
@@ -134,7 +154,8 @@ def summary_rows(
                     "method": p.reference_method or p.name,
                     "protocol": p.name,
                     "metric": p.reference_metric,
-                    "cells": int(ours.size),
+                    "cells": int(cells_run),
+                    "unit": p.paper_unit,
                     "ours": mean,
                     "ours_std": float(ours.std(ddof=1)) if ours.size > 1 else float("nan"),
                     "paper": paper,
@@ -145,6 +166,16 @@ def summary_rows(
                 }
             )
     return out
+
+
+def _unit_words(protocols) -> str:
+    units = {p.paper_unit for p in protocols}
+    if units == {"repetition"}:
+        return ("over repetitions, each the mean of its folds, as the paper's runs; "
+                "the cells column counts the cells")
+    if units == {"cell"}:
+        return "over cells"
+    return "over cells, or over repetition means where the paper averages its runs' folds"
 
 
 def _pm(mean: float, std: float, digits: int) -> str:
@@ -213,11 +244,12 @@ def table_markdown(
         lines += [QUICK_NOTE, ""]
     percent = "; AUC in % is read on the 0-1 scale" if metric.endswith("percent") else ""
     lines += [
-        f"Each cell: ours (mean ± std over cells) / paper / difference, compared on "
-        f"`{metric}` (our `{_field(metric)}`{percent}). "
+        f"Each cell: ours (mean ± std {_unit_words(protocols)}) / paper / difference, "
+        f"compared on `{metric}` (our `{_field(metric)}`{percent}). "
         "▲ / ▼: ours significantly higher / lower at 95% (Welch's t-test when the "
-        "paper prints a std, n = the full protocol's cells; else a one-sample t-test "
-        "against the paper's mean); · : fewer than two cells.",
+        "paper prints a std, with the paper's number of values behind it; else a "
+        "one-sample t-test against the paper's mean); · : no test (fewer than two "
+        "values, or no paper value).",
         "",
     ]
     lines += ["| dataset | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
@@ -310,33 +342,82 @@ def best_counts(protocols, results, exclude_best: str | None = None) -> dict[str
     return counts
 
 
-def win_loss_tie(protocols, results, focal: str) -> dict[str, dict[str, int]]:
+WLT_TESTS = ("welch", "one-sided", "paired")
+"""The tests of :func:`win_loss_tie`: Welch's two-sided t-test; Welch's one-sided tests (a
+win when ``focal`` is greater at 95%, right tail, a loss when it is smaller, left tail:
+002-T4's "right-tail t-test"); a paired t-test over the cells both methods ran on the
+same (repetition, fold) split (003-T3's "paired t-tests")."""
+
+WLT_TEST_OF = {"002-T4-summary": "one-sided", "003-T3-summary": "paired"}
+"""The paper's test behind each win/loss/tie summary table."""
+
+
+def _keyed_cells(protocols, results: dict[str, RunResult]) -> dict[tuple[str, str], dict]:
+    """(method, dataset) -> {(repetition, fold): AUC} of the finished cells."""
+    out = {}
+    for p in protocols:
+        for entry in p.datasets:
+            ref = entry.reference_name or entry.name
+            done = [r for r in results[p.name].rows
+                    if r["dataset"] == entry.name and not r["error"] and r["auc"] not in ("", None)]
+            out[(p.reference_method, ref)] = {
+                (r.get("repetition", 0), r.get("fold", i)): float(r["auc"])
+                for i, r in enumerate(done)}
+    return out
+
+
+def win_loss_tie(protocols, results, focal: str,
+                 test: str = "welch") -> dict[str, dict[str, int]]:
     """Per other method: datasets where ``focal`` is significantly better (win), worse
-    (loss) or neither (tie) by Welch's t-test at 95% over the per-cell AUCs; a dataset
-    with fewer than two cells on either side is ``untested``."""
+    (loss) or neither (tie) at 95% by ``test`` (:data:`WLT_TESTS`) over the per-cell AUCs;
+    a dataset with fewer than two values (paired: two common splits) on a side is
+    ``untested``."""
     from scipy import stats
 
-    cells_ = _per_cell(protocols, results)
+    if test not in WLT_TESTS:
+        raise ValueError(f"test must be one of {WLT_TESTS}, got {test!r}")
+    cells_ = _keyed_cells(protocols, results)
     out = {}
     for p in protocols:
         other = p.reference_method
         if other == focal:
             continue
         tally = {"wins": 0, "losses": 0, "ties": 0, "untested": 0}
-        for (m, d), mine in cells_.items():
+        for (m, d), mine_by in cells_.items():
             if m != focal or (other, d) not in cells_:
                 continue
-            theirs = cells_[(other, d)]
+            theirs_by = cells_[(other, d)]
+            if test == "paired":
+                common = sorted(set(mine_by) & set(theirs_by))
+                mine = np.array([mine_by[k] for k in common])
+                theirs = np.array([theirs_by[k] for k in common])
+            else:
+                mine, theirs = np.array(list(mine_by.values())), np.array(list(theirs_by.values()))
             if mine.size < 2 or theirs.size < 2:
                 tally["untested"] += 1
                 continue
-            pval = stats.ttest_ind(mine, theirs, equal_var=False).pvalue
-            if np.isfinite(pval) and pval < 0.05:
-                tally["wins" if mine.mean() > theirs.mean() else "losses"] += 1
-            else:
-                tally["ties"] += 1
+            tally[_outcome(mine, theirs, test, stats)] += 1
         out[other] = tally
     return out
+
+
+def _outcome(mine: np.ndarray, theirs: np.ndarray, test: str, stats) -> str:
+    if test == "paired":
+        diff = mine - theirs
+        if np.all(diff == diff[0]):  # no spread: the sign decides (ttest_rel gives nan)
+            return "ties" if diff[0] == 0 else ("wins" if diff[0] > 0 else "losses")
+        pval = stats.ttest_rel(mine, theirs).pvalue
+    elif test == "one-sided":
+        if stats.ttest_ind(mine, theirs, equal_var=False, alternative="greater").pvalue < 0.05:
+            return "wins"
+        if stats.ttest_ind(mine, theirs, equal_var=False, alternative="less").pvalue < 0.05:
+            return "losses"
+        return "ties"
+    else:
+        pval = stats.ttest_ind(mine, theirs, equal_var=False).pvalue
+    if np.isfinite(pval) and pval < 0.05:
+        return "wins" if mine.mean() > theirs.mean() else "losses"
+    return "ties"
 
 
 def _gamma_label(gamma, threshold) -> str:
@@ -427,11 +508,17 @@ def summary_table_markdown(table_id: str, kind: str, arg: str | None, protocols,
         lines += ["", "Per-cell rows: " + f"{base}.csv."]
         return "\n".join(lines) + "\n"
     if kind == "wlt":
-        lines += [f"Computed from the runs of {base}: {arg} against each method, Welch's "
-                  "t-test at 95% over the per-cell AUCs of each dataset.", "",
+        test = WLT_TEST_OF.get(table_id, "welch")
+        words = {"welch": "Welch's two-sided t-test",
+                 "one-sided": "Welch's one-sided t-tests (right tail for a win, left tail "
+                              "for a loss, as the paper's right-tail test)",
+                 "paired": "a paired t-test over the splits both ran (same repetition and "
+                           "fold), as the paper's"}[test]
+        lines += [f"Computed from the runs of {base}: {arg} against each method, {words} "
+                  "at 95% over the per-cell AUCs of each dataset.", "",
                   "| comparison | ours (win / loss / tie, untested) | paper (win / loss / tie) |",
                   "|---|---|---|"]
-        for other, t in win_loss_tie(protocols, results, arg).items():
+        for other, t in win_loss_tie(protocols, results, arg, test).items():
             name = f"{arg} vs {other}"
             ref = {r["metric"]: r["value"] for r in paper if r["method"] == name}
             theirs = " / ".join(ref.get(f"ttest95_{k}", "?") for k in ("wins", "losses", "ties"))
