@@ -24,15 +24,17 @@ from optrank.data._paths import cache_home
 logger = logging.getLogger(__name__)
 
 CACHE_VERSION = 1
-_DIGESTS: dict[tuple[str, int, int], str] = {}
+_DIGESTS: dict[tuple, str] = {}
 
 Parsed = tuple[np.ndarray | sp.csr_matrix, np.ndarray]
 
 
 def file_sha256(path: Path) -> str:
-    """sha256 of a file's bytes, memoised on (path, size, mtime)."""
+    """sha256 of a file's bytes, memoised on (path, size, mtime, inode, ctime): a rewrite
+    that keeps size and mtime (``cp -p``, ``rsync -t``, ``os.utime``) still changes the
+    inode or the ctime, which no user call can set back."""
     stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
     if key not in _DIGESTS:
         with open(path, "rb") as fh:
             _DIGESTS[key] = hashlib.file_digest(fh, "sha256").hexdigest()

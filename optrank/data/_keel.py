@@ -120,8 +120,15 @@ def _parse(path: Path, header_only: bool = False):
         raise ValueError(f"{path}: no @data line; not a KEEL .dat file")
     if not attributes:
         raise ValueError(f"{path}: no @attribute declarations before @data")
-    names = [a.name for a in attributes]
-    class_index = names.index(outputs) if outputs in names else len(attributes) - 1
+    names = [a.name.strip().lower() for a in attributes]
+    if outputs is None:
+        class_index = len(attributes) - 1  # KEEL's convention: the last attribute
+    else:
+        wanted = outputs.rstrip(",").strip().lower()
+        if wanted not in names:
+            raise ValueError(f"{path}: @outputs names {outputs!r}, which is not an attribute "
+                             f"({[a.name for a in attributes]})")
+        class_index = names.index(wanted)
     if header_only:
         return attributes, class_index, []
     rows = [[tok.strip() for tok in line.split(",")] for line in lines[data_start:]]

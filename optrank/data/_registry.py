@@ -176,6 +176,11 @@ def to_binary(spec: DatasetSpec, labels: np.ndarray, protocol: str | None) -> np
     if not spec.multiclass:
         pos = spec.pos_label
         match = labels == (str(pos) if labels.dtype.kind in "US" else pos)
+        values = np.unique(labels)  # a split may hold one class (svmguide3's test file)
+        if values.size > 2 or (values.size == 2 and not match.any()):
+            raise ValueError(f"dataset {spec.name!r}: expected the positive label {pos!r} and "
+                             f"one other, found {values[:10].tolist()} (a changed or damaged "
+                             "file?)")
         return np.where(match, 1, -1).astype(np.int8)
     if spec.class_codes is None:
         return apply_protocol(labels, protocol)
@@ -218,6 +223,10 @@ def _read_source(spec: DatasetSpec, root: Path, source: Source, missing: str, ca
     X, labels = cached_parse(path, source.kind, options, lambda: reader(path, **options), cache)
     if source.pad_to and X.shape[1] < source.pad_to:
         X = np.hstack([X, np.zeros((X.shape[0], source.pad_to - X.shape[1]))])
+    if source.kind == "table" and spec.n_features and X.shape[1] != spec.n_features:
+        raise ValueError(f"dataset {spec.name!r}: {source.path} gives {X.shape[1]} features, "
+                         f"the catalog {spec.n_features} (a trailing delimiter, or another "
+                         "file under this name?)")
     return X, labels
 
 

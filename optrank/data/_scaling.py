@@ -32,8 +32,15 @@ class Standardizer:
         """Learn per-feature mean and standard deviation from ``X``."""
         if sp.issparse(X):
             X = sp.csr_matrix(X, dtype=np.float64)
+            X.sum_duplicates()
+            n, d = X.shape
             mean = np.asarray(X.mean(axis=0)).ravel()
-            var = np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2
+            # two passes over the stored values: E[x^2] - mean^2 loses the variance of a
+            # constant column to rounding (1e-17 instead of 0, then a 1e8 scale)
+            dev = X.data - mean[X.indices]
+            stored = np.bincount(X.indices, weights=dev * dev, minlength=d)
+            zeros = n - np.bincount(X.indices, minlength=d)
+            var = (stored + zeros * mean**2) / n
             self.with_mean_ = False
         else:
             X = np.asarray(X, dtype=np.float64)
@@ -48,6 +55,10 @@ class Standardizer:
         """Standardise ``X`` with the fitted statistics (CSR: scale only)."""
         _check_fitted(self, "scale_", X)
         if sp.issparse(X):
+            if self.with_mean_:
+                raise ValueError("this Standardizer was fitted on dense data and centres; a "
+                                 "sparse X would be scaled without centring: transform dense "
+                                 "data (X.toarray()), or fit on CSR (scale only)")
             return sp.csr_matrix(X, dtype=np.float64) @ sp.diags(1.0 / self.scale_, format="csr")
         X = np.asarray(X, dtype=np.float64)
         return ((X - self.mean_) if self.with_mean_ else X) / self.scale_

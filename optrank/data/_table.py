@@ -74,6 +74,10 @@ def read_table(
     label_idx = label_col % width
     drop = {label_idx, *(c % width for c in drop_cols)}
     keep = [c for c in range(width) if c not in drop]
+    absent = np.flatnonzero(np.isin(cells[:, label_idx], list(MISSING_TOKENS)))
+    if absent.size:  # a missing label would be read as a class of its own (or all -1)
+        raise ValueError(f"{path}: data row {absent[0]} has no label in column {label_idx} "
+                         f"({cells[absent[0], label_idx]!r}); {absent.size} rows in all")
     labels = _labels(cells[:, label_idx])
     X = _numeric(cells[:, keep], path, keep)
     return handle_missing(X, labels, missing, str(path), [str(c) for c in keep])
