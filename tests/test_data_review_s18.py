@@ -101,3 +101,19 @@ def test_file_digest_follows_a_rewrite_that_keeps_size_and_mtime(tmp_path):
     path.write_text("-1 1:0.5\n")  # same size
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # mtime put back
     assert file_sha256(path) != first
+
+
+def test_usps_protocols_see_digits():
+    from optrank.data import load
+    from optrank.data._registry import all_specs
+
+    spec = all_specs(None)["usps"]
+    try:
+        X, y = load("usps", split="all", binarize="lower_half_vs_rest")
+    except FileNotFoundError:
+        pytest.skip("usps not in shared/data")
+    # digits 0-4 (labels 10, 1..4) against 5-9: 5,427 / 3,871 (ratio 1.40, 001 Table 3.1)
+    assert (np.sum(y == 1), np.sum(y == -1)) == (5427, 3871)
+    _, default = load("usps", split="all")
+    assert np.sum(default == 1) == 1269  # the default stays digit 1 (label 1)
+    assert spec.class_codes["10.0"] == 0
