@@ -109,6 +109,11 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
     def _key(self):
         import jax
 
+        return jax.random.PRNGKey(self._seed())
+
+    def _seed(self) -> int:
+        """The integer seed of the stream: ``random_state`` itself, or one drawn from it
+        (None: fresh entropy; a Generator or RandomState: the next draw)."""
         seed = self.random_state
         if seed is None:
             seed = int(np.random.default_rng().integers(2**31 - 1))
@@ -119,7 +124,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         elif isinstance(seed, bool) or not isinstance(seed, int | np.integer):
             raise ValueError("random_state must be None, an integer, a numpy Generator or "
                              f"RandomState, got {seed!r}")
-        return jax.random.PRNGKey(int(seed))
+        return int(seed)
 
     _positive: tuple[str, ...] = ()
     """Parameters that must be finite numbers > 0."""
@@ -166,7 +171,10 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         self._check_params()
         _, hyper, static = self._spec()
         started = getattr(self, "_structure_", static)
-        for name, value in static.items():
+        # every key of either side: a setting present only when the stream started (FOAM's
+        # n_components and gamma, dropped by n_components=None) counts as a change too
+        for name in dict.fromkeys([*started, *static]):
+            value = static.get(name)
             if started.get(name) != value:
                 raise ValueError(
                     f"{name} changed from {started.get(name)!r} to {value!r} since the stream "
@@ -241,8 +249,9 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         point after another and are fitted in a loop, as are grids over structural
         parameters (``buffer_size``, ``policy``, ...). Each copy equals
         ``clone(self).set_params(**point).fit(X, y)`` up to floating-point rounding
-        (vmapped reductions sum in another order); with ``random_state=None`` the copies
-        share one drawn seed.
+        (vmapped reductions sum in another order); with ``random_state=None`` (or a
+        Generator / RandomState) the copies share one drawn seed, which the looped copies
+        carry as their ``random_state``.
 
         Parameters
         ----------
@@ -271,6 +280,10 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         models = [clone(self).set_params(**p) for p in points]
         swept = set().union(*points)
         if len(points) == 1 or not self._vmap_pays() or not swept <= set(self._spec()[1]):
+            if "random_state" not in swept and not isinstance(self.random_state,
+                                                              int | np.integer):
+                seed = self._seed()  # one draw for every copy, as the vmapped path
+                models = [m.set_params(random_state=seed) for m in models]
             return [m.fit(X, y) for m in models]
 
         import jax
@@ -329,6 +342,10 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             raise ValueError(f"y holds {np.setdiff1d(seen, known).tolist()} besides the classes "
                              f"{np.asarray(known).tolist()} seen so far; a bipartite ranker "
                              "learns two classes")
+        if self.pos_label is None and merged.size == 2:
+            # as fit: a pair other than {-1, +1}, {0, 1} or booleans needs pos_label (each
+            # batch is mapped on its own, so {-1, 0} would learn both as negatives)
+            binary_labels(merged)
         if self.pos_label is not None:
             merged = np.array(sorted(merged, key=lambda v: v == self.pos_label))
         self.classes_ = merged

@@ -50,8 +50,21 @@ def densify(row, n_features: int, dtype):
     return row.astype(dtype)
 
 
-def _n_features(X) -> int | None:
-    return None if isinstance(X, tuple) else X.shape[-1]
+def _n_features(X, n_features: int | None = None) -> int:
+    """The stream's width: ``n_features`` for padded sparse rows (required, and every
+    concrete index must lie in ``[0, n_features)``: JAX would drop a larger one and wrap
+    a negative one), else the dense rows' width."""
+    if not isinstance(X, tuple):
+        return X.shape[-1] if n_features is None else n_features
+    if n_features is None:
+        raise ValueError("sparse rows (indices, values) need n_features=")
+    idx = X[0]
+    if not isinstance(idx, jax.core.Tracer) and np.size(idx):
+        lo, hi = int(np.min(idx)), int(np.max(idx))
+        if lo < 0 or hi >= n_features:
+            raise ValueError(f"sparse row indices must lie in [0, {n_features}), found "
+                             f"{lo}..{hi}")
+    return n_features
 
 
 def _scan(update, state, X, Y, n_features, skip_zero):
@@ -137,7 +150,7 @@ def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
     True
     """
     _check_labels(Y, skip_zero_labels)
-    d = n_features if n_features is not None else _n_features(X)
+    d = _n_features(X, n_features)
     if order is not None:
         if skip_zero_labels:
             raise ValueError("order and skip_zero_labels cannot be combined")
@@ -188,7 +201,7 @@ def run_grid(factory: Callable[..., Learner], grid: dict, X, Y, *, key=None,
     >>> states.mu.shape
     (5, 2)
     """
-    d = n_features if n_features is not None else _n_features(X)
+    d = _n_features(X, n_features)
     key = jax.random.PRNGKey(0) if key is None else key
     grid = {k: jnp.asarray(v) for k, v in grid.items()}
     static_items = tuple(sorted(static.items(), key=lambda kv: kv[0]))
