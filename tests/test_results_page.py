@@ -25,7 +25,7 @@ def test_page_has_index_then_tables_in_order_with_anchors(tmp_path):
 
 
 def test_missing_index_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="reproduce --all"):
+    with pytest.raises(FileNotFoundError, match="run .optrank reproduce."):
         results_page(tmp_path)
 
 
