@@ -189,8 +189,6 @@ def _section(name: str, values: dict, source: str):
     fields = {f.name for f in dataclasses.fields(cls)}
     _reject_unknown(values, fields, f"{source} [{name}]")
     _check_types(cls, values, f"{source} [{name}]")
-    if values.get("show_pairs", 0) < 0:
-        raise ValueError(f"{source} [{name}]: show_pairs must be >= 0, got {values['show_pairs']}")
     _check_values(name, values, f"{source} [{name}]")
     if "options" in values:
         values["options"] = MappingProxyType(dict(values["options"]))
@@ -199,6 +197,8 @@ def _section(name: str, values: dict, source: str):
 
 def _check_values(name: str, values: dict, where: str) -> None:
     """Ranges of the values whose type alone does not make them valid."""
+    if values.get("show_pairs", 0) < 0:
+        raise ValueError(f"{where}: show_pairs must be >= 0, got {values['show_pairs']}")
     if name == "data":
         from optrank.data._missing import MISSING_POLICIES
 

@@ -94,11 +94,18 @@ def significance(ours: np.ndarray, paper: float, paper_std: float, paper_n: int)
     return p, "▲" if mean > paper else "▼"
 
 
-def _values(result: RunResult, dataset: str, field: str, unit: str = "cell") -> np.ndarray:
-    """Our values of ``field`` on ``dataset``: one per cell, or (``unit="repetition"``)
-    the mean of each repetition's cells."""
-    rows = [r for r in result.rows
+def _done(result: RunResult, dataset: str, field: str) -> list[dict]:
+    """The finished rows of ``dataset`` that hold a value of ``field``."""
+    return [r for r in result.rows
             if r["dataset"] == dataset and not r["error"] and r[field] not in ("", None)]
+
+
+def _values(result: RunResult, dataset: str, field: str, unit: str = "cell",
+            rows: list[dict] | None = None) -> np.ndarray:
+    """Our values of ``field`` on ``dataset`` (from ``rows`` when given, the output of
+    :func:`_done`): one per cell, or (``unit="repetition"``) the mean of each
+    repetition's cells."""
+    rows = _done(result, dataset, field) if rows is None else rows
     if unit != "repetition":
         return np.asarray([r[field] for r in rows], dtype=float)
     by_rep: dict = {}
@@ -135,8 +142,8 @@ def summary_rows(
     for p in protocols:
         field, result = _field(p.reference_metric), results[p.name]
         for entry in p.datasets:
-            cells_run = _values(result, entry.name, field).size
-            ours = _values(result, entry.name, field, p.paper_unit)
+            done = _done(result, entry.name, field)
+            ours = _values(result, entry.name, field, p.paper_unit, done)
             ref = reference_value(
                 table_id,
                 entry.reference_name or entry.name,
@@ -154,8 +161,7 @@ def summary_rows(
                     "method": p.reference_method or p.name,
                     "protocol": p.name,
                     "metric": p.reference_metric,
-                    "cells": int(cells_run),
-                    "unit": p.paper_unit,
+                    "cells": len(done),
                     "ours": mean,
                     "ours_std": float(ours.std(ddof=1)) if ours.size > 1 else float("nan"),
                     "paper": paper,
@@ -358,8 +364,7 @@ def _keyed_cells(protocols, results: dict[str, RunResult]) -> dict[tuple[str, st
     for p in protocols:
         for entry in p.datasets:
             ref = entry.reference_name or entry.name
-            done = [r for r in results[p.name].rows
-                    if r["dataset"] == entry.name and not r["error"] and r["auc"] not in ("", None)]
+            done = _done(results[p.name], entry.name, "auc")
             out[(p.reference_method, ref)] = {
                 (r.get("repetition", 0), r.get("fold", i)): float(r["auc"])
                 for i, r in enumerate(done)}
