@@ -67,6 +67,7 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
         n_freq = _n_frequencies(self.n_components, self.form)
         rng = check_random_state(self.random_state)
         self.gamma_ = default_gamma(X, self.gamma)
+        self.form_ = self.form
         self.random_weights_ = rng.normal(
             scale=np.sqrt(2.0 * self.gamma_), size=(X.shape[1], n_freq)
         )
@@ -79,13 +80,15 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
         """Map X to the ``D``-dimensional random feature space."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        # the fitted width, not n_components as it is now (set_params after fit)
-        width = self.random_weights_.shape[1] * (1 if self.form == "cos" else 2)
+        # the fitted width and form, not n_components / form as they are now (set_params
+        # after fit)
+        form = self.form_
+        width = self.random_weights_.shape[1] * (1 if form == "cos" else 2)
         scale = np.sqrt(2.0 / width)
 
         def block(B):
             proj = np.asarray(safe_sparse_dot(B, self.random_weights_, dense_output=True))
-            if self.form == "cos":
+            if form == "cos":
                 return scale * np.cos(proj + self.random_offset_)
             return scale * np.hstack([np.cos(proj), np.sin(proj)])
 
@@ -97,6 +100,7 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
             "random_weights_": self.random_weights_,
             "random_offset_": self.random_offset_,
             "gamma_": np.float64(self.gamma_),
+            "form_": np.array(self.form_),
         }
 
     def set_fitted_arrays(self, arrays: dict):
@@ -104,12 +108,19 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
         self.random_weights_ = np.asarray(arrays["random_weights_"])
         self.random_offset_ = np.asarray(arrays["random_offset_"])
         self.gamma_ = float(arrays["gamma_"])
+        # arrays saved before form_ was kept: a cos map has one offset per frequency
+        form = str(arrays["form_"]) if "form_" in arrays else (
+            "cos" if len(self.random_offset_) else "sincos")
+        if form not in _FORMS:
+            raise ValueError(f"saved form must be one of {_FORMS}, got {form!r}")
+        self.form_ = form
         self.n_features_in_ = self.random_weights_.shape[0]
         return self
 
 
 def _n_frequencies(n_components: int, form: str) -> int:
-    if not (isinstance(n_components, int | np.integer) and n_components > 0):
+    if not (isinstance(n_components, int | np.integer) and not isinstance(n_components, bool)
+            and n_components > 0):
         raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
     if form == "sincos" and n_components % 2:
         raise ValueError(f"form='sincos' needs an even n_components, got {n_components}")

@@ -10,7 +10,9 @@ features, so ``gamma`` is about ``1 / d``, like scikit-learn's ``gamma="scale"``
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.extmath import row_norms, safe_sparse_dot
+from sklearn.utils.sparsefuncs import mean_variance_axis
 
 BANDWIDTH_ROWS = 80_000
 
@@ -106,9 +108,16 @@ def bandwidth_rule(X, n_rows: int = BANDWIDTH_ROWS) -> float:
     1.0
     """
     head = X[:n_rows]
-    mean = np.asarray(head.mean(axis=0)).ravel()
-    sq = row_norms(head, squared=True) - 2.0 * np.asarray(head @ mean).ravel() + mean @ mean
-    return float(np.mean(np.maximum(sq, 0.0)))
+    if sp.issparse(head):  # the sum of the columns' (population) variances, two-pass
+        return float(np.sum(mean_variance_axis(sp.csr_matrix(head, dtype=np.float64),
+                                               axis=0)[1]))
+    head = np.asarray(head, dtype=np.float64)
+    mean = head.mean(axis=0)
+    # centred before squaring: ||x||^2 - 2 x.m + ||m||^2 cancels on data with a large
+    # offset (sigma 7.5 for 4.9 at an offset of 1e8); in blocks, no n x d copy
+    total = sum(float(row_norms(head[i:i + BLOCK_ROWS] - mean, squared=True).sum())
+                for i in range(0, len(head), BLOCK_ROWS))
+    return total / len(head)
 
 
 def default_gamma(X, gamma: float | None = None) -> float:
