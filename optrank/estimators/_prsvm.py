@@ -109,8 +109,9 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         level as a cold one (same optimum, fewer iterations).
     precondition : {None, "jacobi"}
         Precondition the Newton-CG step with the inverse diagonal of the generalised
-        Hessian (numpy backend). Same optimum; far fewer CG products when the features
-        are badly scaled (Nystrom features, large ``C``).
+        Hessian (numpy backend). Same optimum; whether it saves CG products depends on
+        the data: on NBAM's Nystrom features it did not (magic04: more products at
+        ``C = 2^10``, fewer at ``C = 1``; docs/prsvm.md), so it is off by default.
 
     Attributes
     ----------
@@ -221,6 +222,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
                 max_cg_iter=self.max_cg_iter,
                 precond=oracle.jacobi if self.precondition == "jacobi" else None,
                 grad_ref=grad_ref,
+                grad_floor=oracle.grad_floor(),
             )
         self.coef_, self.n_iter_, self.history_ = res.x, res.n_iter, res.history
         self._fitted_coef(self.coef_)

@@ -69,6 +69,9 @@ def as_row_chunked(X, chunks: int | Sequence[int] | None = None):
             X = X.rechunk((chunks, X.shape[1]))
     if X.ndim != 2:
         raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
+    if any(np.isnan(c) for c in X.chunks[0]) or np.isnan(X.shape[1]):
+        raise ValueError("X has unknown chunk sizes (e.g. from a dask dataframe's "
+                         ".values): call X.compute_chunk_sizes() first")
     if X.dtype != np.float64:
         X = X.astype(np.float64)
     if len(X.chunks[1]) != 1:
@@ -134,6 +137,12 @@ class DaskPRSVMOracle(PRSVMOracle):
         import dask
 
         return dask.compute(*parts, **self.compute_kwargs)
+
+    def _frobenius(self) -> float:
+        import dask.array as da
+
+        return float(da.sqrt((self.X.astype(np.float64) ** 2).sum()).compute(
+            **self.compute_kwargs))
 
     def scores(self, w: np.ndarray) -> np.ndarray:
         """``X @ w`` computed per row block and gathered as one float64 vector."""
@@ -201,6 +210,8 @@ def prsvm_dask_fit(
     kwargs = dict(compute_kwargs or {})
     if persist:
         Xd = Xd.persist(**kwargs)
+    if y_pm.size != Xd.shape[0]:
+        raise ValueError(f"y has {y_pm.size} labels, X has {Xd.shape[0]} rows")
     if not dask.compute(da.isfinite(Xd).all(), **kwargs)[0]:
         raise ValueError("X contains NaN or inf")
     sw = _check_weights(sample_weight, Xd.shape[0])
@@ -218,6 +229,7 @@ def prsvm_dask_fit(
         tol=tol,
         max_iter=max_iter,
         max_cg_iter=max_cg_iter,
+        grad_floor=oracle.grad_floor(),
     )
     model.coef_, model.n_iter_, model.history_ = res.x, res.n_iter, res.history
     model.converged_ = res.converged

@@ -23,6 +23,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from optrank.solvers._newton import gradient_floor
+
 
 class ActiveSet(NamedTuple):
     """The active pairs at one score vector, in sorted form (reused by every Hv).
@@ -94,6 +96,60 @@ def pair_laplacian_product(act: ActiveSet, v: np.ndarray) -> np.ndarray:
     return out
 
 
+def _pm_labels(y, n: int) -> np.ndarray:
+    """``y`` checked as ``n`` labels in {-1, +1} (as int8)."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+    if y.size != n:
+        raise ValueError(f"y has {y.size} labels, X has {n} rows")
+    if not np.isin(y, (-1, 1)).all():
+        raise ValueError(f"the oracle takes labels in {{-1, +1}}, got {np.unique(y)[:5]}; "
+                         "map them first (optrank._validation.binary_labels)")
+    return y.astype(np.int8)
+
+
+def _row_weights(sample_weight, n: int):
+    """``sample_weight`` as ``n`` finite non-negative float64 weights (``None`` kept)."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}")
+    if not (np.isfinite(w).all() and (w >= 0).all()):
+        raise ValueError("sample_weight must be finite and non-negative")
+    return w
+
+
+def score_grad_norm_at_zero(is_pos: np.ndarray, weight=None) -> float:
+    """``||g_o||`` at ``w = 0``: every pair active, ``g_p = -2 s_p S_-``, ``g_n = 2 s_n S_+``.
+
+    Examples
+    --------
+    >>> round(score_grad_norm_at_zero(np.array([True, False, False])), 6)  # 2 sqrt(2^2 + 2)
+    4.898979
+    """
+    is_pos = np.asarray(is_pos, dtype=bool)
+    s = np.ones(is_pos.size) if weight is None else np.asarray(weight, dtype=np.float64)
+    sp_, sn = s[is_pos], s[~is_pos]
+    return float(2.0 * np.sqrt(sn.sum() ** 2 * (sp_ @ sp_) + sp_.sum() ** 2 * (sn @ sn)))
+
+
+def _centred(v: np.ndarray) -> np.ndarray:
+    """``v`` less its mean where that exceeds its range, else ``v`` itself.
+
+    A common shift leaves the pairwise loss, the score differences and ``M v`` unchanged
+    (``M 1 = 0``) but not their rounding: with a large common part (a feature with a
+    large offset) the sums over the sorted scores cancel. Scores without one are left
+    as they are, so their exact ties (margins of exactly 1 on integer data) and results
+    stay bit for bit.
+    """
+    if v.size == 0:
+        return v
+    mean = v.mean()
+    return v - mean if abs(mean) > np.ptp(v) else v
+
+
 def pairwise_loss_grad(o, y, weight=None, hint=None):
     """Squared pairwise hinge and its gradient with respect to the scores.
 
@@ -124,7 +180,10 @@ def pairwise_loss_grad(o, y, weight=None, hint=None):
     (2.5, [-1.0, -3.0, 4.0])
     """
     is_pos = y > 0
-    u = o - np.where(is_pos, 0.5, -0.5)
+    # the loss depends on score differences only; centred first (where the common part
+    # dominates), the sums below do not cancel (a feature with a large offset: weights
+    # 1e139, AUC 0.48 uncentred)
+    u = _centred(o) - np.where(is_pos, 0.5, -0.5)
     act = active_set(u, is_pos, weight, hint)
     m = pair_laplacian_product(act, u)
     return float(u @ m), 2.0 * m, act
@@ -165,12 +224,21 @@ class PRSVMOracle:
 
     def __init__(self, X, y, C: float = 1.0, sample_weight=None, gram_after: int | None = None):
         self.X = X
-        self.y = np.where(np.asarray(y) > 0, 1, -1).astype(np.int8)
+        self.y = _pm_labels(y, X.shape[0])
         self.C = float(C)
-        self.weight = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+        self.weight = _row_weights(sample_weight, X.shape[0])
         self.gram_after = gram_after
         self._hint = None
         self._cache = (None, None)
+
+    def grad_floor(self) -> float:
+        """Rounding level of the gradient (:func:`~optrank.solvers._newton.gradient_floor`)."""
+        return gradient_floor(self.C, self._frobenius(), score_grad_norm_at_zero(
+            self.y > 0, self.weight))
+
+    def _frobenius(self) -> float:
+        data = self.X.data if sp.issparse(self.X) else self.X
+        return float(np.linalg.norm(np.asarray(data, dtype=np.float64).ravel()))
 
     def scores(self, w: np.ndarray) -> np.ndarray:
         """``X @ w`` as a flat float64 vector."""
@@ -210,7 +278,7 @@ class PRSVMOracle:
         ``X^T M X`` after ``gram_after`` calls (see :meth:`laplacian_gram`).
         """
         act = self._active_at(w)
-        implicit = lambda v: self._xt(pair_laplacian_product(act, self.scores(v)))  # noqa: E731
+        implicit = lambda v: self._xt(pair_laplacian_product(act, _centred(self.scores(v))))  # noqa: E731
         if self.gram_after is None or sp.issparse(self.X):
             return lambda v: v + (2.0 * self.C) * implicit(v)
         state = {"calls": 0, "gram": None}
@@ -282,7 +350,9 @@ class PRSVMOracle:
         One product ``X s`` up front; each evaluation then costs ``O(n log n)``
         without touching ``X``. ``phi`` is convex, piecewise quadratic and C^1.
         """
-        o, d = self.scores(w), self.scores(s)
+        # M 1 = 0 and the loss sees differences only: d centred (the products with d do
+        # not cancel), o + t d shifted by a constant
+        o, d = self.scores(w), _centred(self.scores(s))
         ww, ws, ss = float(w @ w), float(w @ s), float(s @ s)
 
         def phi(t: float):

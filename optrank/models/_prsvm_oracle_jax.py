@@ -13,6 +13,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from optrank.models._prsvm_oracle import _pm_labels, _row_weights, score_grad_norm_at_zero
+from optrank.solvers._newton import gradient_floor
+
 
 def _partner_sums(a, pos):
     """Per sorted position: ``a`` summed over negatives after (positives) or positives
@@ -38,8 +41,14 @@ def _laplacian(act, v):
     return jnp.zeros_like(v).at[order].set(res)
 
 
+def _centred(v):
+    """``v`` less its mean where that exceeds its range (the numpy oracle's rule)."""
+    mean = jnp.mean(v)
+    return jnp.where(jnp.abs(mean) > jnp.ptp(v), v - mean, v)
+
+
 def _loss_grad_scores(o, is_pos, s):
-    u = o - jnp.where(is_pos, 0.5, -0.5)
+    u = _centred(o) - jnp.where(is_pos, 0.5, -0.5)
     act = _active_set(u, is_pos, s)
     m = _laplacian(act, u)
     return u @ m, 2.0 * m, act
@@ -53,17 +62,17 @@ def _value_grad(X, w, is_pos, s, C):
 
 @jax.jit
 def _active(X, w, is_pos, s):
-    return _active_set(X @ w - jnp.where(is_pos, 0.5, -0.5), is_pos, s)
+    return _active_set(_centred(X @ w) - jnp.where(is_pos, 0.5, -0.5), is_pos, s)
 
 
 @jax.jit
 def _hessp(X, act, v, C):
-    return v + C * (2.0 * _laplacian(act, X @ v) @ X)
+    return v + C * (2.0 * _laplacian(act, _centred(X @ v)) @ X)
 
 
 @jax.jit
 def _line_setup(X, w, d):
-    return X @ w, X @ d
+    return X @ w, _centred(X @ d)
 
 
 @jax.jit
@@ -96,11 +105,17 @@ class PRSVMOracleJax:
             )
         X = X.toarray() if hasattr(X, "toarray") else X
         self.X = jnp.asarray(X, dtype=jnp.float64)
-        self.is_pos = jnp.asarray(np.asarray(y) > 0)
-        n = self.is_pos.shape[0]
-        sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        n = self.X.shape[0]
+        self.is_pos = jnp.asarray(_pm_labels(y, n) > 0)
+        sw = _row_weights(sample_weight, n)
+        sw = np.ones(n) if sw is None else sw
         self.s = jnp.asarray(sw, dtype=jnp.float64)
         self.C = float(C)
+
+    def grad_floor(self) -> float:
+        """Rounding level of the gradient, as :meth:`PRSVMOracle.grad_floor`."""
+        return gradient_floor(self.C, float(jnp.linalg.norm(self.X)),
+                              score_grad_norm_at_zero(np.asarray(self.is_pos), np.asarray(self.s)))
 
     def value_grad(self, w: np.ndarray):
         """Objective value and gradient at ``w`` (numpy float64)."""

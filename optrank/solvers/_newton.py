@@ -5,8 +5,8 @@ The solver knows nothing about ranking: it sees ``value_grad(x) -> (f, g)``,
 the restriction of the objective to a ray. With ``line`` the step is an exact line
 search (safeguarded 1-D Newton inside a shrinking bracket, which is exact on each
 quadratic piece of a piecewise-quadratic objective); without it, Armijo backtracking.
-Stopping rule: ``||g|| <= tol * ||g0||``; optional preconditioned CG and warm start
-(``grad_ref``).
+Stopping rule: ``||g|| <= max(tol * ||g0||, grad_floor)``; optional preconditioned CG
+and warm start (``grad_ref``).
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ def conjugate_gradient(
             return s, k
         hp = hessp(p)
         curv = float(p @ hp)
+        if not np.isfinite(curv):
+            raise FloatingPointError(_OVERFLOW)
         if curv <= 0:
             return (s, k) if k else (p, k)
         alpha = rz / curv
@@ -77,15 +79,19 @@ def exact_line_search(
     rtol: float = 1e-10,
     xtol: float = 1e-7,
     max_iter: int = 60,
+    wolfe: float = 1e-2,
 ) -> float:
     """Minimise a convex C^1 function of one variable ``t >= 0`` with ``phi'(0) = slope0 < 0``.
 
     ``phi(t)`` returns ``(value, slope, curvature)``. Newton steps are taken inside a
     bracket ``[lo, hi]`` of the minimiser and replaced by doubling/bisection when they
     leave it, so the search is exact on a quadratic piece and never diverges. Stops
-    when ``|phi'(t)| <= rtol * |slope0|``, or returns the Newton point without
-    evaluating it when the Newton step is below ``xtol * max(t, 1)`` (the value is
-    then within ~``xtol**2`` of the line minimum, relative).
+    when ``|phi'(t)| <= rtol * |slope0|``, or, where rounding keeps the slope from
+    that, at a point reached by a Newton step below ``xtol * t`` whose own slope is
+    below ``wolfe * |slope0|``. A small Newton step alone proves nothing: past a
+    breakpoint where the curvature jumps, the step is tiny while the minimiser lies
+    well to the left (that point was once returned unevaluated, at a higher value
+    than ``t = 0``).
 
     Examples
     --------
@@ -94,14 +100,14 @@ def exact_line_search(
     3.0
     """
     lo, hi = 0.0, np.inf
+    small = False  # t was reached by a Newton step below xtol * t
     for _ in range(max_iter):
         _, slope, curv = phi(t)
-        if abs(slope) <= rtol * abs(slope0):
+        if abs(slope) <= rtol * abs(slope0) or (small and abs(slope) <= wolfe * abs(slope0)):
             return t
         lo, hi = (t, hi) if slope < 0 else (lo, t)
         t_new = t - slope / curv if curv > 0 else np.nan
-        if lo < t_new < hi and abs(t_new - t) <= xtol * max(t, 1.0):
-            return t_new
+        small = bool(lo < t_new < hi and abs(t_new - t) <= xtol * t)
         if not lo < t_new < hi:
             t_new = 2.0 * t if np.isinf(hi) else 0.5 * (lo + hi)
         if np.isfinite(hi) and hi - lo <= 1e-15 * max(1.0, hi):
@@ -132,6 +138,7 @@ def truncated_newton(
     cg_rtol: float = 0.5,
     precond: Callable | None = None,
     grad_ref: float | None = None,
+    grad_floor: float = 0.0,
 ) -> NewtonResult:
     """Minimise a smooth convex function by Newton-CG until ``||g|| <= tol * ||g0||``.
 
@@ -163,6 +170,10 @@ def truncated_newton(
         at ``x0``). A warm start from a point near the optimum passes the gradient norm
         at the cold start (e.g. ``x = 0``) so that it stops at the same absolute
         gradient level as a cold fit.
+    grad_floor : float
+        Absolute gradient norm that counts as converged whatever ``tol``: the rounding
+        level of the gradient (e.g. :func:`gradient_floor`), below which steps only
+        wander (all rows identical: ``||g0||`` is itself rounding).
 
     Returns
     -------
@@ -179,12 +190,13 @@ def truncated_newton(
     start = time.perf_counter()
     x = np.array(x0, dtype=np.float64)
     max_cg_iter = max(50, x.size) if max_cg_iter is None else max_cg_iter
-    f, g = value_grad(x)
+    f, g = _finite(*value_grad(x))
     gnorm = float(np.linalg.norm(g))
     g0 = gnorm if grad_ref is None else float(grad_ref)
     hist = {"objective": [f], "grad_norm": [gnorm], "cg_iter": [0], "step": [0.0], "time": [0.0]}
     n_iter = 0
-    while gnorm > tol * g0 and n_iter < max_iter:
+    goal = max(tol * g0, float(grad_floor))
+    while gnorm > goal and n_iter < max_iter:
         rtol = min(cg_rtol, np.sqrt(gnorm / g0))
         pre = None if precond is None else precond(x)
         s, k = conjugate_gradient(hessian(x), -g, rtol, max_cg_iter, pre)
@@ -194,10 +206,41 @@ def truncated_newton(
             else armijo_step(value_grad, x, s, f, g)
         )
         x = x + t * s
-        f, g = value_grad(x)
+        f, g = _finite(*value_grad(x))
         gnorm = float(np.linalg.norm(g))
         n_iter += 1
         for key, val in zip(hist, (f, gnorm, k, t, time.perf_counter() - start), strict=True):
             hist[key].append(val)
     history = {key: np.asarray(val) for key, val in hist.items()}
-    return NewtonResult(x, bool(gnorm <= tol * g0), n_iter, history)
+    return NewtonResult(x, bool(gnorm <= goal), n_iter, history)
+
+
+def gradient_floor(C: float, frobenius: float, score_grad_norm: float) -> float:
+    """Rounding level of ``g = w + C X^T g_o``: ``eps C ||X||_F ||g_o||``.
+
+    ``||X^T g_o|| <= ||X||_F ||g_o||``, and each entry of ``X^T g_o`` is a sum whose
+    rounding error is about ``eps`` times that bound. A gradient norm at this level is
+    numerically zero (for scores whose gradient is orthogonal to every column, e.g.
+    identical rows, it is all there is). ``score_grad_norm`` is ``||g_o||`` at the
+    start, where it is largest.
+
+    Examples
+    --------
+    >>> bool(gradient_floor(1.0, 100.0, 1e4) == np.finfo(float).eps * 1e6)
+    True
+    """
+    return float(np.finfo(np.float64).eps * C * frobenius * score_grad_norm)
+
+
+_OVERFLOW = ("the objective, its gradient or its curvature is not finite (overflow in "
+             "float64): scale the features or lower C")
+
+
+def _finite(f, g):
+    """``(f, g)``, refused when either (or ``||g||^2``) is not finite (overflow, e.g. an
+    enormous C)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = np.isfinite(f) and np.isfinite(float(g @ g))
+    if not finite:
+        raise FloatingPointError(_OVERFLOW)
+    return float(f), g
