@@ -30,6 +30,8 @@ def binary_labels(y, pos_label=None) -> np.ndarray:
         raise ValueError("y is empty")
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or inf")
+    if y.dtype.kind == "O" and any(_missing(v) for v in y):
+        raise ValueError("y contains missing values (None, NaN or NA)")
     values = np.unique(y)
     if pos_label is not None:
         if pos_label not in values:
@@ -50,6 +52,12 @@ def binary_labels(y, pos_label=None) -> np.ndarray:
     if values.size == 1:
         positive = 1 if values[0] in (1, True) else None
     return np.where(y == positive, 1, -1).astype(np.int8)
+
+
+def _missing(v) -> bool:
+    """None, a float NaN, or pandas' NA (compared by type name: pandas is optional)."""
+    return v is None or (isinstance(v, float | np.floating) and v != v) or (
+        type(v).__name__ == "NAType")
 
 
 def _is_standard_pair(values: np.ndarray) -> bool:

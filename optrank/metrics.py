@@ -16,10 +16,21 @@ from optrank._validation import binary_labels, require_two_classes
 def _scores(scores) -> np.ndarray:
     """``scores`` as a flat vector: one-dimensional, or a single column ``(n, 1)``,
     raveled; anything else is refused rather than flattened. Signed integer scores keep
-    their dtype (float64 would merge integers above 2^53 into ties), unsigned ones below 64
-    bits become int64 (the curves sort by ``-s``), others float64."""
+    their dtype (float64 would merge integers above 2^53 into ties); unsigned ones become
+    int64, or their exact ranks when they exceed int64 (same order, same ties); booleans
+    and floats float64. Complex, string and other scores are refused (no silent parse)."""
     s = np.asarray(scores)
-    if s.dtype.kind == "u" and s.dtype.itemsize < 8:  # negated below: not unsigned
+    kind = s.dtype.kind
+    if kind == "O":  # plain Python numbers in an object array
+        try:
+            s = s.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("scores must be real numbers") from None
+    elif kind not in "biuf":
+        raise ValueError(f"scores must be real numbers, got dtype {s.dtype}")
+    if kind == "u":
+        if s.size and s.max() > np.iinfo(np.int64).max:
+            s = np.unique(s, return_inverse=True)[1].reshape(s.shape)
         s = s.astype(np.int64)
     elif s.dtype.kind != "i":
         s = s.astype(np.float64)
@@ -63,7 +74,9 @@ def roc_curve(y_true, scores, pos_label=None):
     """ROC curve at every distinct score threshold.
 
     Returns ``(fpr, tpr, thresholds)``: point k classifies ``score >= thresholds[k]``
-    as positive; the first point is (0, 0) with threshold +inf.
+    as positive; the first point is (0, 0) with threshold +inf. The thresholds are
+    float64 (so that +inf fits): integer scores beyond 2^53 in magnitude are rounded in
+    them (the curve itself is computed on the exact scores).
 
     Examples
     --------
@@ -72,7 +85,9 @@ def roc_curve(y_true, scores, pos_label=None):
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
     y, s, n_pos, n_neg = _prepare(y_true, scores, pos_label)
-    order = np.argsort(-s, kind="mergesort")
+    # descending by reversing an ascending sort: -s would wrap the int64 minimum onto
+    # itself (ties are grouped below, so their order within a group does not matter)
+    order = np.argsort(s, kind="stable")[::-1]
     s_sorted, y_sorted = s[order], y[order]
     last_of_group = np.r_[np.flatnonzero(np.diff(s_sorted)), s_sorted.size - 1]
     tps = np.cumsum(y_sorted == 1)[last_of_group]
@@ -101,3 +116,27 @@ def accuracy_at_optroc(y_true, scores, pos_label=None) -> float:
     fpr, tpr, _ = roc_curve(y, s)
     correct = n_pos * tpr + n_neg * (1.0 - fpr)
     return float(correct.max() / (n_pos + n_neg))
+
+
+def auc_scorer(estimator, X, y) -> float:
+    """AUC of a fitted ranker's ``decision_function`` on ``(X, y)``, with the ranker's own
+    positive class (``classes_[-1]``): a ``scoring=`` callable for scikit-learn's model
+    selection.
+
+    scikit-learn's ``scoring="roc_auc"`` takes the label that sorts last as positive. With
+    a ``pos_label`` that sorts first (``pos_label=0`` on {0, 1}, ``"a"`` on {"a", "b"}) it
+    scores the ranking of the other class, ``1 - AUC``, and a grid search picks the worst
+    model. This scorer, like ``scoring=None`` (the estimator's ``score``), does not.
+
+    Examples
+    --------
+    >>> from optrank import RankSVM
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([1, 1, 0, 0])
+    >>> model = RankSVM(C=1.0, pos_label=0).fit(X, y)   # 0 sorts first
+    >>> auc_scorer(model, X, y), model.score(X, y)
+    (1.0, 1.0)
+    >>> from sklearn.metrics import get_scorer
+    >>> float(get_scorer("roc_auc")(model, X, y))   # scores label 1's ranking instead
+    0.0
+    """
+    return auc(y, estimator.decision_function(X), pos_label=estimator.classes_[-1])

@@ -15,7 +15,20 @@ import scipy.sparse as sp
 from optrank._validation import require_two_classes
 
 
-@dataclass(frozen=True)
+def _pm_labels(y) -> np.ndarray:
+    """``y`` checked as a {-1, +1} label vector with both classes."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"labels must be one-dimensional, got shape {y.shape}")
+    if y.dtype.kind not in "iuf" or not np.isin(y, (-1, 1)).all():
+        found = np.unique(y.astype(str))[:5].tolist()
+        raise ValueError(f"pairs are built from labels in {{-1, +1}}, got {found}; map them "
+                         "first (optrank._validation.binary_labels)")
+    require_two_classes(y)
+    return y
+
+
+@dataclass(frozen=True, eq=False)
 class PairSet:
     """Aligned arrays ``pos[k], neg[k]`` (row indices) and optional ``weight[k]``.
 
@@ -56,11 +69,21 @@ class PairSet:
     def __len__(self) -> int:
         return int(self.pos.size)
 
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, PairSet):
+            return NotImplemented
+        same_weights = (self.weight is None and other.weight is None) or (
+            self.weight is not None and other.weight is not None
+            and np.array_equal(self.weight, other.weight))
+        return (np.array_equal(self.pos, other.pos) and np.array_equal(self.neg, other.neg)
+                and same_weights)
+
+    __hash__ = None  # arrays: equal sets need not hash alike
+
     @classmethod
     def all_pairs(cls, y) -> PairSet:
         """Every positive-negative pair of a {-1, +1} label vector."""
-        y = np.asarray(y)
-        require_two_classes(y)
+        y = _pm_labels(y)
         pos_idx = np.flatnonzero(y == 1)
         neg_idx = np.flatnonzero(y != 1)
         return cls(np.repeat(pos_idx, neg_idx.size), np.tile(neg_idx, pos_idx.size))
@@ -68,8 +91,7 @@ class PairSet:
     @classmethod
     def sample(cls, y, n_pairs: int, random_state=None) -> PairSet:
         """``n_pairs`` pairs drawn uniformly with replacement (never materialising all)."""
-        y = np.asarray(y)
-        require_two_classes(y)
+        y = _pm_labels(y)
         rng = np.random.default_rng(random_state)
         pos_idx = np.flatnonzero(y == 1)
         neg_idx = np.flatnonzero(y != 1)
@@ -91,7 +113,9 @@ class PairSet:
             X = (sp.vstack([X, sp.csr_matrix((1, X.shape[1]))]) if sp.issparse(X)
                  else np.vstack([np.asarray(X, dtype=np.float64), np.zeros((1, X.shape[1]))]))
         if sp.issparse(X):
-            X = sp.csr_matrix(X)
+            # float64 as the dense branch: unsigned entries wrapped (1 - 3 = 254), boolean
+            # ones lost the sign (1 - 1 as XOR)
+            X = sp.csr_matrix(X, dtype=np.float64)
             D = (X[pos] - X[neg]).tocsr()
             D.eliminate_zeros()
             return D

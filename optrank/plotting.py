@@ -34,10 +34,12 @@ __all__ = [
 ]
 
 
-def _figure(figsize=(5.5, 4.0)):
+def new_figure(figsize=(5.5, 4.0)):
+    """A matplotlib Figure outside pyplot's registry (nothing to close, no pyplot state)."""
     from matplotlib.figure import Figure
 
     return Figure(figsize=figsize, layout="constrained")
+
 
 
 def _finish(ax, title: str | None, legend: bool = True, outside: bool = False) -> None:
@@ -50,25 +52,29 @@ def _finish(ax, title: str | None, legend: bool = True, outside: bool = False) -
 
 
 # -- ROC --------------------------------------------------------------------------------
-def plot_roc(curves: Mapping[str, tuple], title: str | None = None):
+def plot_roc(curves: Mapping[str, tuple], title: str | None = None, pos_label=None):
     """ROC curves of several rankers on one test set; returns the Figure.
 
     Parameters
     ----------
     curves : mapping method -> (y, scores)
-        Test labels (any binary coding :func:`optrank.metrics.roc_curve` accepts) and
-        the ranking scores of that method; the legend gives each method's AUC.
+        Test labels (any binary coding :func:`optrank.metrics.roc_curve` accepts, with
+        ``pos_label``) and the ranking scores of that method; the legend gives each
+        method's AUC.
     title : str, optional
+    pos_label : label, optional
+        The positive label, for labels other than {-1, +1}, {0, 1} or booleans (e.g.
+        strings), as in :func:`optrank.metrics.roc_curve`.
 
     One line per method, then the dotted chance diagonal.
     """
     from optrank.metrics import auc, roc_curve
 
-    fig = _figure((5.0, 4.6))
+    fig = new_figure((5.0, 4.6))
     ax = fig.add_subplot()
     for method, (y, scores) in curves.items():
-        fpr, tpr, _ = roc_curve(y, scores)
-        ax.plot(fpr, tpr, label=f"{method} (AUC {auc(y, scores):.3f})")
+        fpr, tpr, _ = roc_curve(y, scores, pos_label)
+        ax.plot(fpr, tpr, label=f"{method} (AUC {auc(y, scores, pos_label):.3f})")
     ax.plot([0, 1], [0, 1], ls=":", color="grey", label="chance")
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
@@ -88,7 +94,7 @@ def plot_auc_vs_epochs(histories: Mapping[str, Sequence[float]], title: str | No
     AUCs, as the stochastic estimators record when fit with ``X_val, y_val``).
     One line per method, epochs numbered from 1.
     """
-    fig = _figure()
+    fig = new_figure()
     ax = fig.add_subplot()
     for method, aucs in histories.items():
         aucs = np.asarray(aucs, dtype=float)
@@ -118,7 +124,7 @@ def plot_auc_vs_budget(
     ``histories`` maps a method (e.g. a sampling strategy) to an active-sampling
     ``history_``: a mapping with arrays ``n_pairs`` and ``auc`` per round. One line each.
     """
-    fig = _figure()
+    fig = new_figure()
     ax = fig.add_subplot()
     for method, h in histories.items():
         if len(h["n_pairs"]) != len(h["auc"]):
@@ -160,7 +166,7 @@ def plot_auc_vs_iteration(histories: Mapping[str, Sequence[Mapping]], title: str
 
     One training-AUC line per method, plus a ``val_label`` line where it was recorded.
     """
-    fig = _figure()
+    fig = new_figure()
     ax = fig.add_subplot()
     for method, history in histories.items():
         draw_iteration_curve(ax, history, label=method, val_label=val_label)
@@ -201,7 +207,7 @@ def plot_train_time(rows: Iterable[Mapping], title: str | None = None):
     med = median_train_times(rows)
     datasets = sorted({d for d, _ in med})
     methods = sorted({m for _, m in med})
-    fig = _figure((max(5.5, 0.9 * len(datasets) * max(1, len(methods)) ** 0.5 + 2), 4.2))
+    fig = new_figure((max(5.5, 0.9 * len(datasets) * max(1, len(methods)) ** 0.5 + 2), 4.2))
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(methods))
     x = np.arange(len(datasets))
@@ -226,6 +232,9 @@ def plot_train_time(rows: Iterable[Mapping], title: str | None = None):
 # -- kernel weights ---------------------------------------------------------------------
 def draw_kernel_weights(ax, kernel_weights, kernel_names=None) -> None:
     """Bar per kernel of the pool: posterior mean kernel weight (B2RMK ``kernel_weights_``)."""
+    if kernel_names is not None and len(kernel_names) != len(kernel_weights):
+        raise ValueError(f"{len(kernel_weights)} kernel weights but {len(kernel_names)} "
+                         "kernel names")
     idx = np.arange(1, len(kernel_weights) + 1)
     ax.bar(idx, kernel_weights, color="tab:blue")
     ax.set_xlabel("kernel")
@@ -239,10 +248,7 @@ def plot_kernel_weights(kernel_weights, kernel_names=None, title: str | None = N
 
     ``kernel_names`` (e.g. ``KernelPool.names()``) label the bars.
     """
-    if kernel_names is not None and len(kernel_names) != len(kernel_weights):
-        raise ValueError(f"{len(kernel_weights)} kernel weights but {len(kernel_names)} "
-                         "kernel names")
-    fig = _figure((max(5.0, 0.25 * len(kernel_weights) + 2), 4.0))
+    fig = new_figure((max(5.0, 0.25 * len(kernel_weights) + 2), 4.0))
     ax = fig.add_subplot()
     draw_kernel_weights(ax, np.asarray(kernel_weights, dtype=float), kernel_names)
     ax.axhline(0.0, color="black", lw=0.8)

@@ -155,15 +155,18 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def plot_history(self, ax=None, label: str | None = None):
-        """AUC against ``|L*|`` (the paper's Fig. 4 curve); returns the Figure."""
-        import matplotlib.pyplot as plt
-
-        from optrank.plotting import draw_budget_curve
+        """AUC against ``|L*|`` (the paper's Fig. 4 curve); returns the Figure (a new one,
+        outside pyplot's registry, unless ``ax`` is given)."""
+        from optrank.plotting import draw_budget_curve, new_figure
 
         if np.all(np.isnan(self.history_["auc"])):
             raise ValueError("fit with track_history=True (or a validation set) to record "
                              "the AUC curve")
-        fig, ax = plt.subplots() if ax is None else (ax.figure, ax)
+        if ax is None:
+            fig = new_figure()
+            ax = fig.add_subplot()
+        else:
+            fig = ax.figure
         draw_budget_curve(ax, self.history_["n_pairs"], self.history_["auc"],
                           label=label or self.strategy)
         ax.legend()
