@@ -31,3 +31,17 @@ def array_digest(*arrays, salt: str = "") -> str:
         for part in (a.data, a.indices, a.indptr) if sparse else (a,):
             h.update(np.ascontiguousarray(part))
     return h.hexdigest()
+
+
+def exact_value(value):
+    """``value`` in a form whose ``repr`` tells every distinct value apart: numpy scalars
+    as ``(type name, Python value)`` (under numpy 1.x printing ``repr(np.float32(0.1))``
+    is ``'0.1'``, the same as the float64 ``0.1``, another value), floats by their
+    hexadecimal form."""
+    if isinstance(value, tuple | list):
+        return type(value)(exact_value(v) for v in value)
+    if isinstance(value, np.generic):
+        return (type(value).__name__, exact_value(value.item()))
+    if isinstance(value, float):
+        return float.hex(value)
+    return value

@@ -61,3 +61,17 @@ def load_npz(path) -> tuple[dict[str, np.ndarray], dict]:
         arrays = {k: f[k] for k in f.files if k != _META_KEY}
         meta = json.loads(bytes(f[_META_KEY]).decode()) if _META_KEY in f.files else {}
     return arrays, meta
+
+
+def feature_names_meta(estimator) -> dict:
+    """``{"feature_names": [...]}`` when ``estimator`` was fitted on named columns, else
+    ``{}``: the metadata entry that :func:`restore_feature_names` reads back."""
+    names = getattr(estimator, "feature_names_in_", None)
+    return {} if names is None else {"feature_names": [str(n) for n in names]}
+
+
+def restore_feature_names(estimator, meta: dict) -> None:
+    """Set ``feature_names_in_`` from :func:`feature_names_meta`'s entry, if saved (the
+    column-name check of ``predict`` then works after loading, as before saving)."""
+    if "feature_names" in meta:
+        estimator.feature_names_in_ = np.asarray(meta["feature_names"], dtype=object)

@@ -68,6 +68,21 @@ def _known_labels(y, classes: np.ndarray) -> np.ndarray:
     return np.where(y == classes[-1], 1, -1).astype(np.int8)
 
 
+def _check_stream_classes(classes, y, fitted) -> None:
+    """``partial_fit``'s ``classes``: two labels, holding every label of ``y`` and equal to
+    the ``classes_`` of the stream so far (when there is one)."""
+    classes = np.unique(np.asarray(classes))
+    if classes.size != 2:
+        raise ValueError(f"classes must name the two labels of the stream, got "
+                         f"{classes.tolist()}")
+    extra = np.setdiff1d(np.unique(np.asarray(y)), classes)
+    if extra.size:
+        raise ValueError(f"y holds {extra.tolist()}, not among classes={classes.tolist()}")
+    if fitted is not None and not np.array_equal(np.sort(np.asarray(fitted)), classes):
+        raise ValueError(f"classes={classes.tolist()} differ from the stream's classes_ "
+                         f"{np.asarray(fitted).tolist()}")
+
+
 def _check_grid(est, name) -> None:
     grid = getattr(est, name)
     if grid is None:
@@ -92,6 +107,15 @@ def _progress(verbose, total: int, desc: str, unit: str):
         bar.close()
 
 
+class _DensifiesSparse:
+    """Tags CSR input as accepted: these learners densify it (kernel evaluations)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
 class _WeightsPlotMixin:
     def plot_weights(self, title=None):
         """Kernel weights and sample weights as in the paper's Fig. 1; returns the Figure."""
@@ -105,7 +129,7 @@ class _WeightsPlotMixin:
         return KernelPool(self.gaussian_widths, self.poly_degrees)
 
 
-class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
+class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
     """Bayesian bipartite ranking with multiple kernels, batch variational inference.
 
     TPBN (horseshoe by default) priors on sample and kernel weights, margin-based
@@ -263,7 +287,7 @@ class B2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         )
 
 
-class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
+class OB2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
     """Online B2RMK with two fixed-size buffers (section 4).
 
     ``fit`` runs B2RMK on the first ``init_fraction`` of the stream (1/8 of a training
@@ -436,13 +460,17 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         self._stream(X[n0:], y[n0:])
         return self
 
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, classes=None):
         """Continue the stream with more instances, in the order given.
 
         The first call is ``fit`` without the shuffle (it needs both classes, for the
         initial B2RMK fit); later calls may hold one class, and each label must be one of
-        ``classes_`` (the positive one is ``classes_[-1]``).
+        ``classes_`` (the positive one is ``classes_[-1]``). ``classes``, scikit-learn's
+        incremental-learning argument, is optional: when given it must name the two
+        labels of the stream.
         """
+        if classes is not None:
+            _check_stream_classes(classes, y, getattr(self, "classes_", None))
         if not hasattr(self, "model_"):
             return self._fit(X, y, shuffle=False)
         if self._pool() != self.pool_ or self.budget != self.budget_:
@@ -474,7 +502,7 @@ class OB2RMK(_WeightsPlotMixin, RankerMixin, BaseEstimator):
         return model_predict(self.model_, self.pool_, X)
 
 
-class KOIL(RankerMixin, BaseEstimator):
+class KOIL(_DensifiesSparse, RankerMixin, BaseEstimator):
     """KOIL (Hu et al. 2015): online AUC maximisation with a kernel and fixed budgets.
 
     ``policy`` is ``"rs++"`` (reservoir sampling) or ``"fifo++"``, both with the

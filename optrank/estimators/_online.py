@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from optrank._persist import load_npz, save_npz
+from optrank._persist import feature_names_meta, load_npz, restore_feature_names, save_npz
 from optrank._validation import binary_labels, check_positive_fields, is_count, is_positive
 from optrank.estimators._base import (
     RankerMixin,
@@ -438,9 +438,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             "params": params,
             "n_features_in": int(self.n_features_in_),
             "classes": np.asarray(self.classes_).tolist(),
+            **feature_names_meta(self),
         }
-        if hasattr(self, "feature_names_in_"):
-            meta["feature_names"] = [str(n) for n in self.feature_names_in_]
         return save_npz(path, state_to_arrays(self.state_), meta)
 
     @classmethod
@@ -454,8 +453,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         est = cls(**meta["params"])
         est.n_features_in_ = meta["n_features_in"]
         est.classes_ = np.asarray(meta["classes"])
-        if "feature_names" in meta:
-            est.feature_names_in_ = np.asarray(meta["feature_names"], dtype=object)
+        restore_feature_names(est, meta)
         est._start(est.n_features_in_)
         with _precision(est.dtype):
             est.state_ = state_from_arrays(est.state_, _with_projections(arrays, est.state_))

@@ -36,6 +36,7 @@ solver other than the default, pair weights) falls back to :meth:`RankSVM.fit`.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -73,11 +74,17 @@ class _WarmDual:
 
 
 _CACHE: OrderedDict[str, _WarmDual] = OrderedDict()
+_LOCK = threading.RLock()
+"""Held from the cache lookup to the recovered solution: a warm model is one live HiGHS
+object, and two threads changing its bounds and solving it at once crashed the process
+(``GridSearchCV`` under joblib's threading backend). Warm fits in threads run one at a
+time; processes (the default of joblib and of the experiment runner) are unaffected."""
 
 
 def clear_path_cache() -> None:
     """Drop every warm model of this process."""
-    _CACHE.clear()
+    with _LOCK:
+        _CACHE.clear()
 
 
 def path_cache_size() -> int:
@@ -121,10 +128,11 @@ class PathRankSVM(RankSVM):
         if not self._warm_capable(pair_weight):
             return super().fit(X, y, pair_weight)
         X, y = validate_ranking_data(self, X, y)
-        warm = self._warm_model(X, y)
-        costs = pair_costs(len(warm.pairs), float(self.C), None, self.reduction)
-        warm.model.set_col_bounds(warm.pair_cols, 0.0, costs)
-        solution = self._solve(warm, costs)
+        with _LOCK:
+            warm = self._warm_model(X, y)
+            costs = pair_costs(len(warm.pairs), float(self.C), None, self.reduction)
+            warm.model.set_col_bounds(warm.pair_cols, 0.0, costs)
+            solution = self._solve(warm, costs)
         self._set_fitted(warm.pairs, solution)
         self.margins_ = _margins(solution, warm.pairs)
         return self
@@ -207,6 +215,8 @@ def _margins(solution, pairs: PairSet) -> np.ndarray:
 def _build_warm(X, y, penalty: str, box: float) -> _WarmDual:
     """Dualize the C = 1 program once and load it into a persistent HiGHS model."""
     pairs = PairSet.all_pairs(y)
+    for arr in (pairs.pos, pairs.neg):  # every fit's pairs_ is this object: no edits
+        arr.setflags(write=False)
     program = ranksvm_scores_program(X, pairs, np.ones(len(pairs)), penalty, "hinge", box)
     dual, dmap = dualize(program)
     n_pairs = len(pairs)

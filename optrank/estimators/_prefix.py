@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
+from sklearn.utils import get_tags
 
 from optrank._validation import is_count, is_positive, rng_from
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
@@ -173,6 +174,11 @@ class PrefixTuned(RankerMixin, BaseEstimator):
         """The wrapped estimator's ``pos_label`` (None if it has none): the labels of
         ``fit`` and ``score`` are read with it."""
         return self.estimator.get_params().get("pos_label")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        return tags
 
     def fit(self, X, y):
         """Choose the grid point on the first ``fraction`` of a stratified stream of ``(X, y)``

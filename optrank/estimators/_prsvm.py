@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from optrank._persist import load_npz, save_npz
+from optrank._persist import feature_names_meta, load_npz, restore_feature_names, save_npz
 from optrank._validation import check_count_fields, check_positive_fields
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.features import _cache as embedding_cache
@@ -260,6 +260,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
             "n_iter_": int(self.n_iter_),
             "threshold_": float(self.threshold_),
             "converged_": bool(self.converged_),
+            **feature_names_meta(self),
         }
         return save_npz(path, self._state_arrays(), meta)
 
@@ -275,6 +276,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         est.history_ = {k[9:]: v for k, v in arrays.items() if k.startswith("history__")}
         for key in ("n_features_in_", "n_iter_", "threshold_", "converged_"):
             setattr(est, key, meta[key])
+        restore_feature_names(est, meta)
         est._load_features(arrays)
         return est
 

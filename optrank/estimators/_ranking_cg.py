@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 
-from optrank._digest import array_digest
+from optrank._digest import array_digest, exact_value
 from optrank._validation import (
     check_count_fields,
     check_nonnegative_fields,
@@ -70,7 +70,8 @@ def clear_path_cache() -> None:
 def _path_key(model, X, y) -> str:
     """Training data and every parameter except ``tol`` (which only picks the stop)."""
     params = {k: v for k, v in model.get_params().items() if k != "tol"}
-    salt = type(model).__name__ + repr(sorted((k, repr(v)) for k, v in params.items()))
+    salt = type(model).__name__ + repr(sorted((k, repr(exact_value(v)))
+                                              for k, v in params.items()))
     return array_digest(np.asarray(X, dtype=np.float64), np.asarray(y), salt=salt)
 
 
@@ -81,6 +82,8 @@ def _remember(key: str, path: _Path) -> None:
 
     if size(path) > PATH_CACHE_FLOATS:
         return
+    for arr in (path.pairs.pos, path.pairs.neg):  # shared as pairs_ by every replay
+        arr.setflags(write=False)
     _PATHS[key] = path
     while len(_PATHS) > PATH_CACHE_ENTRIES or sum(size(p) for p in _PATHS.values()) > (
             PATH_CACHE_FLOATS):
@@ -196,10 +199,13 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
         return z >= 1.0 or abs(z_prev - z) / z_prev < float(self.tol)
 
     def _set_state(self, res, pairs, means, scales) -> None:
-        self.weights_ = np.asarray(res.weights, dtype=np.float64)
-        self.duals_ = np.asarray(res.duals, dtype=np.float64)
+        # copies: the results may sit in the process-wide path cache, which a later fit
+        # replays (editing one model's weights_ in place changed the next fit's)
+        self.weights_ = np.array(res.weights, dtype=np.float64)
+        self.duals_ = np.array(res.duals, dtype=np.float64)
         self.pairs_ = pairs
-        self.feature_mean_, self.feature_scale_ = means, scales
+        self.feature_mean_ = np.array(means, dtype=np.float64)
+        self.feature_scale_ = np.array(scales, dtype=np.float64)
         self.solution_ = res.solution
         self.n_iter_ = len(means)
 
@@ -240,13 +246,12 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
     def plot_history(self, ax=None):
         """Training (and validation) AUC against the iteration (the paper's Figure 1).
 
-        Returns the matplotlib Figure.
+        Returns the matplotlib Figure (a new one, outside pyplot's registry, unless
+        ``ax`` is given).
         """
-        import matplotlib.pyplot as plt
+        from optrank.plotting import draw_iteration_curve, new_figure
 
-        from optrank.plotting import draw_iteration_curve
-
-        fig = plt.figure() if ax is None else ax.figure
+        fig = new_figure() if ax is None else ax.figure
         ax = fig.add_subplot() if ax is None else ax
         draw_iteration_curve(ax, self.history_)
         ax.set_title(type(self).__name__)

@@ -6,10 +6,12 @@ Ranking (``"linf"`` box or ``"linf_penalty"``), with hinge or squared hinge loss
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from optrank._persist import load_npz, save_npz
+from optrank._persist import feature_names_meta, load_npz, restore_feature_names, save_npz
 from optrank._validation import check_positive_fields, check_top_k
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.models._ranksvm import coef_from_solution, pair_costs, ranksvm_program
@@ -39,7 +41,8 @@ class RankSVM(RankerMixin, BaseEstimator):
         ``"cvxpy:HIGHS"``, ``"pyomo"``), a profile (``"highs-ipm"`` or a TOML path),
         a dict or a list of fallbacks; see :func:`optrank.solvers.solve`.
     form : {"auto", "primal", "dual"}
-        Hand the solver the primal LP or its dual; "auto" applies the size rule.
+        Hand the solver the primal LP or its dual; "auto" keeps the solver profile's
+        form (a TOML ``form = "primal"``), else applies the size rule.
     reduction : {"sum", "mean"}
         Sum of pair errors (the papers' form) or their mean (C independent of n).
     box : float
@@ -107,7 +110,10 @@ class RankSVM(RankerMixin, BaseEstimator):
         costs = pair_costs(len(pairs), float(self.C), pair_weight, self.reduction)
         D = pairs.differences(X)
         program = ranksvm_program(D, costs, self.penalty, self.loss, self.box)
-        solution = solve(program, self.solver, form=self.form, **(self.solver_options or {}))
+        # "auto" leaves the choice to the solver spec: a profile's own form (e.g.
+        # cvxpy-osqp's "primal") then holds, as with optrank.solvers.solve
+        form = None if self.form == "auto" else self.form
+        solution = solve(program, self.solver, form=form, **(self.solver_options or {}))
         if not solution.ok:
             raise SolverError.from_solution(solution)
         self._set_fitted(pairs, solution)
@@ -152,7 +158,8 @@ class RankSVM(RankerMixin, BaseEstimator):
             arrays["margins"] = self.margins_
         meta = {"estimator": type(self).__name__, "params": _jsonable(self.get_params()),
                 "n_features_in": int(self.n_features_in_), "objective": self.solution_.objective,
-                "status": self.solution_.status.value, "backend": self.solution_.backend}
+                "status": self.solution_.status.value, "backend": self.solution_.backend,
+                **feature_names_meta(self)}
         return save_npz(path, arrays, meta)
 
     @classmethod
@@ -171,6 +178,7 @@ class RankSVM(RankerMixin, BaseEstimator):
             model.margins_ = arrays["margins"]
         model.classes_ = arrays["classes"]
         model.n_features_in_ = meta["n_features_in"]
+        restore_feature_names(model, meta)
         model.solution_ = None
         return model
 
@@ -182,6 +190,8 @@ def _jsonable(params: dict) -> dict:
     for k, v in params.items():
         if isinstance(v, np.generic):
             v = v.item()
+        if isinstance(v, os.PathLike):  # a solver profile given as a path
+            v = os.fspath(v)
         if not isinstance(v, (str, int, float, bool, type(None), dict, list, tuple)):
             raise ValueError(f"cannot save parameter {k}={v!r}: only numbers, strings, "
                              "None, lists and dicts can be saved")

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from optrank._digest import array_digest
+from optrank._digest import array_digest, exact_value
 
 CAPACITY = 3
 """Entries kept (least recently used dropped): the folds of a 3-fold CV, or FBAM's three
@@ -76,21 +76,8 @@ def key_of(features, X) -> tuple | None:
         return None
     cls = type(features)
     return (f"{cls.__module__}.{cls.__qualname__}",
-            repr(sorted((k, _exact(v)) for k, v in params.items())), array_digest(X))
+            repr(sorted((k, exact_value(v)) for k, v in params.items())), array_digest(X))
 
-
-def _exact(value):
-    """``value`` in a form whose ``repr`` tells every distinct value apart: numpy scalars
-    as ``(type name, Python value)`` (under numpy 1.x printing ``repr(np.float32(0.1))``
-    is ``'0.1'``, the same as the float64 ``0.1``, a different map), floats by their
-    hexadecimal form."""
-    if isinstance(value, tuple | list):
-        return type(value)(_exact(v) for v in value)
-    if isinstance(value, np.generic):
-        return (type(value).__name__, _exact(value.item()))
-    if isinstance(value, float):
-        return float.hex(value)
-    return value
 
 
 class Embedding(NamedTuple):
