@@ -18,7 +18,9 @@ _STATUS = {
     "kUnboundedOrInfeasible": Status.INFEASIBLE_OR_UNBOUNDED,
     "kTimeLimit": Status.TIME_LIMIT,
     "kIterationLimit": Status.ITERATION_LIMIT,
-    "kModelEmpty": Status.OPTIMAL,
+    "kModelEmpty": Status.OPTIMAL,  # no columns: optimal only if 0 is within every row's
+    # bounds, checked in run() (an LP whose dual has no columns reported optimal when
+    # the primal was unbounded)
     "kSolveError": Status.NUMERICAL_ERROR,
     "kPostsolveError": Status.NUMERICAL_ERROR,
     "kUnknown": Status.NUMERICAL_ERROR,
@@ -41,7 +43,10 @@ _OPTIONS = {
     "dual_feasibility_tolerance": ("dual_feasibility_tolerance", float),
     "ipm_optimality_tolerance": ("ipm_optimality_tolerance", float),
     "run_crossover": ("run_crossover", str),  # "on", "off", "choose"
-    "iteration_limit": ("simplex_iteration_limit", int),
+    # every solver's own limit: simplex, interior point (the dual form's default), the QP
+    # solver and PDLP (only the simplex one was set: an IPM solve ignored the limit)
+    "iteration_limit": (("simplex_iteration_limit", "ipm_iteration_limit",
+                         "qp_iteration_limit", "pdlp_iteration_limit"), int),
     "random_seed": ("random_seed", int),
     "verbose": ("output_flag", bool),
     "large_qp": (None, bool),  # optrank's own: allow QPs above QP_ROW_LIMIT rows
@@ -54,8 +59,27 @@ def set_option(h, key: str, value) -> None:
     if native is None:
         return
     value = bool(value) if typ is bool else typ(value)
-    if h.setOptionValue(native, value) == _highspy().HighsStatus.kError:
-        raise ValueError(f"HiGHS refused option {key}={value!r} (HiGHS option {native!r})")
+    for name in (native,) if isinstance(native, str) else native:
+        if h.setOptionValue(name, value) == _highspy().HighsStatus.kError:
+            raise ValueError(f"HiGHS refused option {key}={value!r} (HiGHS option {name!r})")
+
+
+_SCHEDULER_THREADS: list = [None]
+"""The ``threads`` value HiGHS's process-wide thread pool was started with (None: not yet)."""
+
+
+def run_highs(h):
+    """``h.run()``, first restarting HiGHS's thread pool when ``h`` asks for another
+    ``threads`` value than the pool of this process was started with.
+
+    HiGHS keeps one pool per process; a later run with another ``threads`` failed
+    ("scheduler has already been initialized"), which read as a numerical error.
+    """
+    threads = h.getOptionValue("threads")[1]
+    if _SCHEDULER_THREADS[0] is not None and threads != _SCHEDULER_THREADS[0]:
+        _highspy().Highs.resetGlobalScheduler(True)
+    _SCHEDULER_THREADS[0] = threads
+    return h.run()
 
 
 # measured with highspy 1.15 on the L2 RankSVM: HiGHS's QP solver reports convex QPs
@@ -64,8 +88,17 @@ def set_option(h, key: str, value) -> None:
 QP_ROW_LIMIT = 4000
 _LARGE_QP = (
     f"QP with more than {QP_ROW_LIMIT} rows refused: HiGHS's QP solver fails or crashes on "
-    "large RankSVM QPs; use solver='cvxpy:CLARABEL' (or pass large_qp=True to try anyway)"
+    "large RankSVM QPs; use solver='cvxpy:CLARABEL' (or solver='highs' with large_qp=True "
+    "to try anyway)"
 )
+
+
+def empty_model_feasible(program: Program) -> bool:
+    """Whether a program without columns is feasible: every row's activity is 0."""
+    if program.n_cols:
+        return True
+    lo, up = np.asarray(program.row_lower), np.asarray(program.row_upper)
+    return bool(np.all(lo <= 0.0) and np.all(up >= 0.0))
 
 
 def _highspy():
@@ -152,9 +185,11 @@ class HighsBackend:
     def run(self, h, program: Program, build_time: float = 0.0) -> Solution:
         """Run (or re-run) HiGHS and extract a Solution by block name."""
         t0 = time.perf_counter()
-        run_status = h.run()
+        run_status = run_highs(h)
         solve_time = time.perf_counter() - t0
         status = _STATUS.get(h.getModelStatus().name, Status.ERROR)
+        if h.getModelStatus().name == "kModelEmpty" and not empty_model_feasible(program):
+            status = Status.INFEASIBLE
         if status is Status.NOT_SOLVED and run_status.name == "kError":
             status = Status.NUMERICAL_ERROR  # e.g. HiGHS's QP solver giving up on a large QP
         info = h.getInfo()

@@ -101,10 +101,12 @@ def pair_slacks(D: sp.spmatrix | np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def support_pairs(duals: np.ndarray, tol: float = 1e-7) -> np.ndarray:
-    """Indices of the pairs whose dual is nonzero (``> tol * max(1, max dual)``).
+    """Indices of the pairs whose dual is nonzero (``> tol * max |dual|``).
 
     These pairs hold the solution up: removing any other pair from the model leaves
-    the optimum unchanged.
+    the optimum unchanged. The cut-off is relative: the duals live in ``[0, C_pn]``,
+    so an absolute one (the former floor at 1) dropped every pair once ``C_pn <= tol``
+    (``C = 1e-8``, or ``reduction="mean"`` over millions of pairs).
 
     Examples
     --------
@@ -112,7 +114,7 @@ def support_pairs(duals: np.ndarray, tol: float = 1e-7) -> np.ndarray:
     [1, 3]
     """
     duals = np.asarray(duals, dtype=np.float64)
-    scale = max(1.0, float(np.max(np.abs(duals), initial=0.0)))
+    scale = float(np.max(np.abs(duals), initial=0.0))
     return np.flatnonzero(np.abs(duals) > tol * scale)
 
 
@@ -126,7 +128,7 @@ def pair_roles(duals: np.ndarray, costs: np.ndarray, tol: float = 1e-7) -> np.nd
     ['free', 'margin', 'bound']
     """
     duals, costs = np.asarray(duals, float), np.asarray(costs, float)
-    scale = tol * np.maximum(1.0, costs)
+    scale = tol * costs  # relative to each pair's cost, however small
     roles = np.full(duals.shape, "margin", dtype=object)
     roles[np.abs(duals) <= scale] = "free"
     roles[np.abs(duals - costs) <= scale] = "bound"

@@ -119,6 +119,7 @@ class PyomoBackend:
         if "tolerance" in options:
             native["primal_feasibility_tolerance"] = options["tolerance"]
             native["dual_feasibility_tolerance"] = options["tolerance"]
+        _check_native(native)
         kwargs = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
                   "tee": bool(options.get("verbose", False)), "solver_options": native}
         if "time_limit" in options:
@@ -218,3 +219,16 @@ def _objective(program: Program, zs: list):
         float(q) * zs[i] * zs[j] for q, i, j in zip(scale, upper.row, upper.col, strict=True)
     )
     return expr + quad
+
+
+def _check_native(native: dict) -> None:
+    """Refuse a HiGHS option name or value that HiGHS itself refuses (pyomo passes them
+    on and HiGHS would ignore them with a log line: ``method="interior-point"`` solved
+    with the default method). Checked on a scratch ``highspy.Highs``, the library pyomo
+    drives."""
+    from optrank.solvers._highs import _highspy, quiet_highs
+
+    h = quiet_highs()
+    for name, value in native.items():
+        if h.setOptionValue(name, value) == _highspy().HighsStatus.kError:
+            raise ValueError(f"HiGHS refused option {name}={value!r} (pyomo backend)")

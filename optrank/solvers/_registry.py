@@ -202,24 +202,41 @@ def solve(program: Program, solver="auto", form: str | None = None, **options) -
     if isinstance(solver, str) and solver.lower() == "auto":
         solver = auto_solver(program)
     specs = resolve_solver(solver)
-    last: Solution | None = None
+    first: Solution | None = None  # the first backend that ran and failed
+    notes: list[str] = []  # what each later fallback did
     for i, spec in enumerate(specs):
-        spec = _validated(
-            SolverSpec(spec.backend, {**spec.options, **options}, form or spec.form, spec.label)
-        )
+        spec = SolverSpec(spec.backend, {**spec.options, **options}, form or spec.form,
+                          spec.label)
+        try:
+            spec = _validated(spec)
+        except ValueError as exc:
+            if first is None:  # nothing ran yet: the options are wrong for this solver
+                raise
+            # a fallback that does not know an option given for the backend that failed
+            # is skipped; the failure reported stays that backend's
+            notes.append(f"{spec.backend} skipped: {exc}")
+            continue
         backend = get_backend(spec.backend)
         if not backend.available():
-            last = Solution(Status.ERROR, backend=backend.name, message="backend not installed")
             if i + 1 < len(specs):
                 logger.warning("backend %s not installed; trying the next one", backend.name)
                 continue
+            if first is not None:
+                notes.append(f"{backend.name} not installed")
+                break
             raise SolverError(
                 f"backend {backend.name!r} is not installed; install its package or pick one "
                 f"of the available backends: {', '.join(available_backends())}",
-                last,
+                Solution(Status.ERROR, backend=backend.name, message="backend not installed"),
             )
-        last = solve_in_form(backend, program, spec.options, spec.form)
-        if last.ok:
-            return last
-        logger.info("backend %s ended with %s", backend.name, last.status.value)
-    return last
+        result = solve_in_form(backend, program, spec.options, spec.form)
+        if result.ok:
+            return result
+        logger.info("backend %s ended with %s", backend.name, result.status.value)
+        if first is None:
+            first = result
+        else:
+            notes.append(f"{backend.name}: {result.status.value} ({result.message})")
+    if notes:
+        first.message = f"{first.message}; fallbacks: {'; '.join(notes)}"
+    return first
