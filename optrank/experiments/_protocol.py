@@ -35,7 +35,9 @@ class Protocol:
     test set). Inside each training part, ``cv_folds``-fold CV over ``grid`` picks the
     parameters by mean AUC, then the estimator is refit on the whole training part.
     ``features="distance"`` replaces X by z-scored Euclidean distances to the training
-    rows (the dissimilarity representation of paper 004). A dataset with a ``test_split``
+    rows (the dissimilarity representation of paper 004), computed on the raw features:
+    ``preprocessing`` is then not applied (the z-scoring of the distances is the only
+    scaling, as in the authors' code). A dataset with a ``test_split``
     is evaluated on its official test file instead (one cell per repetition).
     ``preprocessing="minmax"`` maps features onto ``feature_range`` (a dataset entry may
     override both). ``estimator`` is a name on ``optrank`` or ``"module:Class"``.
@@ -92,6 +94,20 @@ class Protocol:
         if self.paper_n is not None and not (isinstance(self.paper_n, int) and self.paper_n >= 1):
             raise ValueError(f"protocol {self.name!r}: paper_n must be None or an integer >= 1, "
                              f"got {self.paper_n!r}")
+        if not isinstance(self.grid, dict):  # quick() and the runner read a dict of lists
+            raise ValueError(f"protocol {self.name!r}: grid must be a dict of value lists, "
+                             f"got {type(self.grid).__name__}")
+        if self.split == "kfold" and not (isinstance(self.outer_folds, int)
+                                          and self.outer_folds >= 2):
+            raise ValueError(f"protocol {self.name!r}: outer_folds must be an integer >= 2, "
+                             f"got {self.outer_folds!r}")
+        if self.split == "holdout" and not 0 < self.test_size < 1:
+            raise ValueError(f"protocol {self.name!r}: test_size must be in (0, 1), got "
+                             f"{self.test_size!r}")
+        if self.max_instances is not None and not (isinstance(self.max_instances, int)
+                                                   and self.max_instances >= 2):
+            raise ValueError(f"protocol {self.name!r}: max_instances must be None or an "
+                             f"integer >= 2, got {self.max_instances!r}")
         n_points = _grid_size(self.grid)
         if n_points > 1 and self.cv_folds < 2:
             raise ValueError(f"protocol {self.name!r}: a grid of {n_points} points needs "
@@ -137,12 +153,11 @@ class Protocol:
         return tuple(e for e in self.datasets if e.name in self.quick_datasets)[:n]
 
 
-def _grid_size(grid) -> int:
-    """Points of a grid: a dict of value lists (their product), or a list of such dicts."""
+def _grid_size(grid: dict) -> int:
+    """Points of a grid: the product of its value lists' lengths (0 without a grid)."""
     if not grid:
         return 0
-    grids = grid if isinstance(grid, list | tuple) else [grid]
-    return sum(math.prod(len(v) for v in g.values()) for g in grids)
+    return math.prod(len(v) for v in grid.values())
 
 
 def _spread(values, k: int) -> list:

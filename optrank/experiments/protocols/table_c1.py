@@ -6,7 +6,10 @@ cross-validation over the method's 13- or 14-value grid, refit on the training p
 test AUC (Table C.1) and the number of features with ``|w| >= 0.001`` (Table C.2).
 The three Ranking SVM baselines work on the dissimilarity matrix (z-scored Euclidean
 distances to every training point, ``features="distance"``); the prototype methods
-learn their own prototypes from the standardised raw features.
+learn their own prototypes from the standardised raw features. The distances are taken
+between the raw features, not the standardised ones (the runner skips
+``preprocessing`` for ``features="distance"``; as the authors' public code does): the
+two kinds of columns see different geometry on sets whose raw features differ in scale.
 
 Deviations, because the paper leaves them open or the data differ:
 

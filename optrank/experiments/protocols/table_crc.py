@@ -138,7 +138,8 @@ def _as_protocol(strategy: str, table: str = "table4", table_id: str = "002-T4",
         reference_metric=metric,
         quick_params=QUICK_PARAMS,
         # "averaged over 10 different initial pools (mean ± std)": a pool's value is its
-        # mean over the folds (or its one test-file cell)
+        # mean over the folds (or its one test-file cell); each repetition also draws a
+        # new partition, so its std holds partition variance (docs/active_sampling.md)
         paper_unit="repetition",
         description=f"ASRankSVM {strategy}, B=8000, b=100, C=0.1, gamma=1; 10 pools.",
     )
