@@ -292,13 +292,11 @@ def _scores(Z, w) -> np.ndarray:
 
 
 def _check_weights(sample_weight, n: int):
-    if sample_weight is None:
+    from optrank.models._prsvm_oracle import _row_weights
+
+    sw = _row_weights(sample_weight, n)
+    if sw is None:
         return None
-    sw = np.asarray(sample_weight, dtype=np.float64)
-    if sw.shape != (n,):
-        raise ValueError(f"sample_weight must have shape ({n},), got {sw.shape}")
-    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
-        raise ValueError("sample_weight must be finite and non-negative")
     if not np.any(sw > 0):
         raise ValueError("Sample weights must contain at least one non-zero number")
     return sw
