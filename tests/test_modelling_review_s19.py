@@ -102,3 +102,12 @@ def test_persistent_highs_checks_options_and_stale_activities():
     with pytest.raises(RuntimeError, match="optimal last solve"):
         m.row_activity()
 
+
+
+def test_impossible_status_of_a_ranksvm_is_reported_as_numerical():
+    pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((16, 2))
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)  # separable; C = 1e12 defeats Clarabel
+    with pytest.raises(SolverError, match="always feasible and bounded"):
+        RankSVM(penalty="l1", C=1e12, solver="cvxpy:CLARABEL").fit(X, y)

@@ -18,7 +18,7 @@ from optrank.models._ranksvm import coef_from_solution, pair_costs, ranksvm_prog
 from optrank.pairs import PairSet
 from optrank.solvers._inspect import support_pairs
 from optrank.solvers._registry import solve
-from optrank.solvers._solution import Solution, SolverError
+from optrank.solvers._solution import Solution, SolverError, Status
 
 
 class RankSVM(RankerMixin, BaseEstimator):
@@ -115,7 +115,7 @@ class RankSVM(RankerMixin, BaseEstimator):
         form = None if self.form == "auto" else self.form
         solution = solve(program, self.solver, form=form, **(self.solver_options or {}))
         if not solution.ok:
-            raise SolverError.from_solution(solution)
+            raise _fit_error(solution, self.C)
         self._set_fitted(pairs, solution)
         self.margins_ = np.asarray(D @ self.coef_).ravel()
         return self
@@ -181,6 +181,24 @@ class RankSVM(RankerMixin, BaseEstimator):
         restore_feature_names(model, meta)
         model.solution_ = None
         return model
+
+
+_NEVER = (Status.INFEASIBLE, Status.UNBOUNDED, Status.INFEASIBLE_OR_UNBOUNDED)
+
+
+def _fit_error(solution, C: float) -> SolverError:
+    """The SolverError of a failed fit. A RankSVM program is always feasible (slacks) and
+    bounded below (a non-negative objective): a backend that calls it infeasible or
+    unbounded lost it to its tolerances (Clarabel at C = 1e12), which the generic
+    advice ("a weight box too tight") would misread."""
+    err = SolverError.from_solution(solution)
+    if solution.status not in _NEVER:
+        return err
+    return SolverError(
+        f"backend {solution.backend!r} ended with status {solution.status.value!r}, which a "
+        f"RankSVM program (always feasible and bounded) cannot have: the solver's "
+        f"tolerances failed at this scale (C={C:g}); try a smaller C, standardised "
+        "features, or solver='highs'", solution)
 
 
 def _jsonable(params: dict) -> dict:
