@@ -100,7 +100,12 @@ class RankSVM(RankerMixin, BaseEstimator):
         self.pos_label = pos_label
 
     def fit(self, X, y, pair_weight=None):
-        """Build the ranking program over all pairs of (X, y) and solve it."""
+        """Build the ranking program over all pairs of (X, y) and solve it.
+
+        ``pair_weight`` (optional, one per pair) scales each pair's cost ``C_pn``; the
+        pairs are in :meth:`optrank.pairs.PairSet.all_pairs` order, positive-major
+        (every negative of the first positive, then of the second, ...).
+        """
         if self.penalty == "smooth":
             raise ValueError("penalty='smooth' needs the previous weights; use "
                              "optrank.models.smooth_ranksvm_program (smooth Ranking-CG)")
