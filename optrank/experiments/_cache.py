@@ -15,6 +15,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import uuid
+import zipfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -37,12 +39,14 @@ _LABEL_FIELDS = (
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """sha256 over optrank's version and every ``.py`` file of the package (path + bytes)."""
+    """sha256 over optrank's version and every ``.py`` and ``.toml`` file of the package
+    (path + bytes): the solver profiles (``presets/solvers/*.toml``: method, form, time
+    limit) change results as the code does."""
     import optrank
 
     root = Path(optrank.__file__).resolve().parent
     h = hashlib.sha256(optrank.__version__.encode())
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted([*root.rglob("*.py"), *root.rglob("*.toml")]):
         h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()
@@ -103,14 +107,34 @@ def cell_key(protocol, cell, fingerprint: str | None = None) -> str:
     grid, dataset with the fingerprint of its files, split, repetition, fold) and of the
     code (``fingerprint``, default optrank's source)."""
     payload = {"cell": cell_config(protocol, cell), "code": fingerprint or code_fingerprint()}
-    text = json.dumps(payload, sort_keys=True, default=repr)
+    text = json.dumps(payload, sort_keys=True, default=_exact_json)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def grid_point_key(cell: str, params: dict) -> str:
     """Key of one inner-CV grid point of the cell with key ``cell`` (``--fan-grid``)."""
-    text = json.dumps({"cell": cell, "grid_point": params}, sort_keys=True, default=repr)
+    text = json.dumps({"cell": cell, "grid_point": params}, sort_keys=True,
+                      default=_exact_json)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _exact_json(value):
+    """A JSON stand-in for a value ``json`` cannot write, exact where ``repr`` is not:
+    arrays by dtype, shape and the sha256 of their bytes (numpy's repr keeps 8 digits and
+    elides long arrays: two configurations differing at element 1000 shared a key), numpy
+    scalars as ``(type, value)``, functions and classes by qualified name (their repr
+    holds a per-process address, so they never hit the cache)."""
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value)
+        digest = hashlib.sha256(data.view(np.uint8).ravel() if data.dtype != object
+                                else repr(data.tolist()).encode()).hexdigest()
+        return {"ndarray": [data.dtype.str, list(data.shape), digest]}
+    if isinstance(value, np.generic):
+        return [type(value).__name__, value.item()]
+    qualname = getattr(value, "__qualname__", None)
+    if qualname is not None and callable(value):
+        return f"{getattr(value, '__module__', '?')}.{qualname}"
+    return repr(value)
 
 
 class CellCache:
@@ -129,16 +153,26 @@ class CellCache:
             return None
 
     def scores(self, key: str) -> dict | None:
+        """Everything :meth:`put` stored with the row (test labels and scores, and kernel
+        weights where the model has them); None when absent or unreadable."""
         path = self.directory / f"{key}.npz"
         if not path.is_file():
             return None
-        with np.load(path) as data:
-            return {"y": data["y"], "scores": data["scores"]}
+        try:
+            with np.load(path) as data:
+                return {name: data[name] for name in data.files}
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError):  # half-written
+            return None
 
     def put(self, key: str, row: dict, scores: dict | None = None) -> None:
+        """Store a cell: each file written under a name of this process and moved into
+        place, so two runs sharing the cache never read or clobber a partial file."""
         self.directory.mkdir(parents=True, exist_ok=True)
+        tag = f"{os.getpid()}-{uuid.uuid4().hex}"
         if scores is not None:
-            np.savez(self.directory / f"{key}.npz", **scores)
-        tmp = self.directory / f"{key}.json.tmp"
+            tmp = self.directory / f"{key}.{tag}.npz"
+            np.savez(tmp, **scores)
+            tmp.replace(self.directory / f"{key}.npz")
+        tmp = self.directory / f"{key}.{tag}.json.tmp"
         tmp.write_text(json.dumps(row, sort_keys=True))
         tmp.replace(self.directory / f"{key}.json")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class DatasetEntry:
@@ -97,6 +99,8 @@ class Protocol:
         if not isinstance(self.grid, dict):  # quick() and the runner read a dict of lists
             raise ValueError(f"protocol {self.name!r}: grid must be a dict of value lists, "
                              f"got {type(self.grid).__name__}")
+        object.__setattr__(self, "grid", {k: _grid_values(self.name, k, v)
+                                          for k, v in self.grid.items()})
         if self.split == "kfold" and not (isinstance(self.outer_folds, int)
                                           and self.outer_folds >= 2):
             raise ValueError(f"protocol {self.name!r}: outer_folds must be an integer >= 2, "
@@ -151,6 +155,16 @@ class Protocol:
         if not self.quick_datasets:
             return self.datasets[:n]
         return tuple(e for e in self.datasets if e.name in self.quick_datasets)[:n]
+
+
+def _grid_values(name: str, key: str, values) -> list:
+    """A grid axis as a non-empty list of plain values (numpy scalars as Python ones:
+    the chosen point is written as JSON). A string or a number is not an axis (``"1.0"``
+    was read as the three points '1', '.', '0')."""
+    if not isinstance(values, list | tuple | np.ndarray) or len(values) == 0:
+        raise ValueError(f"protocol {name!r}: grid[{key!r}] must be a non-empty list of "
+                         f"values, got {values!r}")
+    return [v.item() if isinstance(v, np.generic) else v for v in values]
 
 
 def _grid_size(grid: dict) -> int:

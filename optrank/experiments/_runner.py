@@ -343,8 +343,13 @@ def evaluate_cell(protocol: Protocol, cell: Cell, params: dict | None = None) ->
         if cell.repetition == 0 and cell.fold == 0:
             out["scores"] = {"y": np.asarray(y_test, dtype=np.int8), "scores": scores,
                              **_kernel_weights(model)}
-            monitored = _monitored_history(protocol, params, X_train, y_train, X_test,
-                                           y_test)
+            try:  # an extra fit for the report's learning curve: its failure is not the cell's
+                monitored = _monitored_history(protocol, params, X_train, y_train, X_test,
+                                               y_test)
+            except Exception as exc:
+                logger.warning("learning curve of cell %s of %s failed (the cell is kept): %s",
+                               cell, protocol.name, exc)
+                monitored = None
             out["history"] = monitored or out["history"]
     except Exception as exc:  # a failed cell is data; the others go on
         logger.warning("cell %s of %s failed: %s", cell, protocol.name, exc)
@@ -528,6 +533,7 @@ def run_protocols(
         raise ValueError("time_limit needs the built-in executors (sequential or Dask); "
                          "a map_fn runs its items as it likes")
     deadline = None if time_limit is None else time.monotonic() + time_limit
+    protocols = _distinct(protocols)
     out = Path(output_dir) if output_dir is not None else None
     store = _cache_store(cache, out)
     tasks = [_Task(p, c) for p in protocols for c in cells(p)]
@@ -552,6 +558,18 @@ def run_protocols(
         if store and not result["error"]:
             store.put(key, result, s)
     return {p.name: _result(p, tasks, keys, measured, scores, cached, out) for p in protocols}
+
+
+def _distinct(protocols: Sequence[Protocol]) -> list[Protocol]:
+    """The protocols, each once; two different protocols under one name are an error
+    (results are keyed by name: one would be lost, and a repeated one counted twice)."""
+    by_name: dict[str, Protocol] = {}
+    for p in protocols:
+        seen = by_name.setdefault(p.name, p)
+        if seen is not p and seen != p:
+            raise ValueError(f"two different protocols are named {p.name!r}: give each its "
+                             "own name (dataclasses.replace(p, name=...))")
+    return list(by_name.values())
 
 
 def cached_datasets(protocol: Protocol, cache_dir: str | Path) -> list[str]:
@@ -696,16 +714,24 @@ def _result(protocol, tasks, keys, measured, scores, cached, out) -> RunResult:
         result.csv_path = write_csv(out / f"{protocol.name}.csv", rows)
         result.markdown_path = out / f"{protocol.name}.md"
         result.markdown_path.write_text(markdown)
-        _write_scores(out / "scores" / protocol.name, mine, scores)
+        ours = [(t, k) for t, k in zip(tasks, keys, strict=True) if t.protocol is protocol]
+        _write_scores(out / "scores" / protocol.name, ours, measured, scores)
     return result
 
 
-def _write_scores(directory: Path, mine, scores) -> None:
-    for task, key in mine:
-        if task.cell.repetition == 0 and task.cell.fold == 0 and key in scores:
+def _write_scores(directory: Path, tasks, measured, scores) -> None:
+    """The scores file of each dataset of this run (its first cell's test scores); a
+    file of an earlier run is removed when that cell did not finish in this one (failed,
+    or not reached), so the report never draws a previous configuration's curve."""
+    for task, key in tasks:
+        if task.cell.repetition or task.cell.fold:
+            continue
+        path = directory / f"{task.cell.dataset.name.replace('/', '_')}.npz"
+        if key in scores and key in measured and not measured[key].get("error"):
             directory.mkdir(parents=True, exist_ok=True)
-            name = task.cell.dataset.name.replace("/", "_")
-            np.savez(directory / f"{name}.npz", **scores[key])
+            np.savez(path, **scores[key])
+        else:
+            path.unlink(missing_ok=True)
 
 
 def run_protocol(
