@@ -11,16 +11,17 @@ Run: ``python examples/reproduce_bayes_tables.py [dataset ...]``
 import argparse
 import csv
 import time
-from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 import optrank
 from optrank.data import MinMaxScaler, load, stratified_kfold
+from optrank.experiments._reference import reference_dir, require_tables
 from optrank.experiments.protocols.table_bayes import OB2RMK_TABLE3
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+REFERENCE = reference_dir()  # $OPTRANK_REFERENCE, or shared/reference beside a checkout
+TABLES = ("003_table2.csv", "003_table3.csv")
 DEFAULT = ("sonar", "heart", "ionosphere", "fourclass")
 
 
@@ -74,4 +75,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", nargs="*", help=f"datasets (default: {DEFAULT})")
     with threadpool_limits(1):
-        main(parser.parse_args().datasets or DEFAULT)
+        names = parser.parse_args().datasets or DEFAULT
+        require_tables(TABLES)  # before any computing
+        main(names)

@@ -19,16 +19,17 @@ from __future__ import annotations
 import argparse
 import csv
 import time
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from optrank import online
+from optrank.experiments._reference import reference_dir, require_tables
 from optrank.metrics import accuracy_at_optroc, auc
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+REFERENCE = reference_dir()  # $OPTRANK_REFERENCE, or shared/reference beside a checkout
+TABLES = ("000_table3.csv", "000_table4.csv", "001_table5.2.csv")
 GRID = 2.0 ** np.arange(-10, 11)
 SIGMA = 100.0
 GAMMA = 1.0 / (2 * SIGMA**2)
@@ -162,6 +163,7 @@ def main():
     parser.add_argument("--t52-datasets", nargs="*", default=["glass"])
     parser.add_argument("--t52-repetitions", type=int, default=1)
     args = parser.parse_args()
+    require_tables(TABLES)  # before any computing
     t34 = [REFERENCE / "000_table3.csv", REFERENCE / "000_table4.csv"]
     t52 = [REFERENCE / "001_table5.2.csv"]
     start = time.perf_counter()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import csv
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -24,10 +23,12 @@ import optrank
 from optrank.data import load, stratified_kfold, stratified_split
 from optrank.estimators._ranking_cg import dissimilarity_ranker
 from optrank.experiments._protocol import _spread
+from optrank.experiments._reference import reference_dir, require_tables
 from optrank.experiments.protocols.table_c1 import QUICK_DATASETS, TABLE_C1
 from optrank.metrics import auc
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+REFERENCE = reference_dir()  # $OPTRANK_REFERENCE, or shared/reference beside a checkout
+TABLES = ("004_tableC.1.csv", "004_tableC.2.csv")
 SHORT = {"Smooth Ranking-CG Prototype": "Smooth", "Ranking-CG Prototype": "RankCG",
          "L1 Ranking": "L1", "Linf Ranking": "Linf", "Ranking SVM": "RSVM"}
 
@@ -111,6 +112,7 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="4 small datasets, 3-value grids")
     parser.add_argument("--datasets", nargs="*", help="dataset names (default: the protocol's)")
     args = parser.parse_args(argv)
+    require_tables(TABLES)  # before any computing
     names = args.datasets or (QUICK_DATASETS if args.quick else
                               [e.reference_name for e in TABLE_C1[0].datasets])
     results = {}

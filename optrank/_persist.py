@@ -54,6 +54,8 @@ def load_npz(path) -> tuple[dict[str, np.ndarray], dict]:
     path = Path(path)
     if not path.exists() and path.with_name(path.name + ".npz").exists():
         path = path.with_name(path.name + ".npz")
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
     if not zipfile.is_zipfile(path):  # np.load would suggest unpickling it
         raise ValueError(f"{path} is not a file written by an optrank model's save() "
                          "('optrank fit --save'): not an .npz archive")

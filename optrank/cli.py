@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -48,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="optrank", description="AUC maximization and ranking LPs.")
-    p.add_argument("-v", "--verbose", action="store_true", help="log solver progress")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="log progress (optrank's INFO messages; a solver's own log with "
+                   "[solver] options verbose = true)")
     sub = p.add_subparsers(dest="command", required=True)
 
     fit = sub.add_parser("fit", help="fit a model on a dataset and report test AUC and duals")
@@ -169,6 +172,12 @@ def cmd_fit(args) -> int:
     if args.save and not _saveable(type(model)):
         raise ValueError(f"{cfg.model.estimator} has no save method, so --save cannot write it; "
                          f"estimators that save: {', '.join(_saveable_estimators())}")
+    if args.save:  # before the fit, not after it
+        folder = Path(args.save).expanduser().resolve().parent
+        if not folder.is_dir():
+            raise FileNotFoundError(f"--save {args.save}: the folder {folder} does not exist")
+        if not os.access(folder, os.W_OK):
+            raise ValueError(f"--save {args.save}: the folder {folder} is not writable")
     X_train, y_train, X_test, y_test = prepare_data(cfg)
     print(f"dataset    {cfg.data.name}: {X_train.shape[0]} train / {X_test.shape[0]} test rows, "
           f"{X_train.shape[1]} features, {int((y_train == 1).sum())} train positives")
@@ -346,6 +355,9 @@ def cmd_reproduce(args) -> int:
         return _list_reproducible(reg)
     if not args.all and not args.protocol:
         raise ValueError("give a table id or protocol name, 'list', or --all")
+    if args.all and args.protocol:
+        raise ValueError(f"give either {args.protocol!r} or --all, not both (--all runs "
+                         "every table)")
     targets = reg.list_tables() if args.all else [args.protocol]
     if args.datasets:
         resolved = _only_datasets([reg.resolve(t) for t in targets],

@@ -141,10 +141,15 @@ _SECTIONS = {"data": DataConfig, "model": ModelConfig, "solver": SolverConfig,
 def load_config(path: str | Path) -> Config:
     """Read a TOML file into a :class:`Config` (model presets may be given by name)."""
     path = Path(path)
-    if not path.is_file() and (MODEL_PRESET_DIR / f"{path}.toml").is_file():
-        path = MODEL_PRESET_DIR / f"{path}.toml"
+    if not path.is_file():  # a preset by name, with or without .toml
+        for preset in (MODEL_PRESET_DIR / path.name, MODEL_PRESET_DIR / f"{path.name}.toml"):
+            if path.parent == Path(".") and preset.is_file():
+                path = preset
+                break
     if not path.is_file():
-        raise FileNotFoundError(f"config file {str(path)!r} does not exist")
+        presets = ", ".join(sorted(p.stem for p in MODEL_PRESET_DIR.glob("*.toml")))
+        raise FileNotFoundError(f"config file {str(path)!r} does not exist (model presets "
+                                f"by name: {presets})")
     with path.open("rb") as f:
         try:
             data = tomllib.load(f)

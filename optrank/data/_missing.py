@@ -50,7 +50,8 @@ def handle_missing(
             f"{source}: {int(mask.sum())} missing values in {rows.size} rows "
             f"(0-based data rows {rows[:20].tolist()}{' ...' if rows.size > 20 else ''}) "
             f"and columns {names}; pass missing='drop' to remove those rows or "
-            "missing='impute-mean' to fill them with column means"
+            "missing='impute-mean' to fill them with column means (in a config file: "
+            "missing = \"drop\" under [data])"
         )
     if missing == "drop":
         keep = ~mask.any(axis=1)

@@ -33,7 +33,9 @@ _READERS = {"libsvm": read_libsvm, "table": read_table, "keel": read_keel, "mat"
 def resolve_name(name: str, data_dir: str | os.PathLike | None = None) -> DatasetSpec:
     """The spec registered as ``name`` (case-insensitive; bare KEEL names accepted).
 
-    Raises ``ValueError`` listing the known names, closest matches first.
+    Raises ``ValueError`` naming the closest matches and pointing to the full list
+    (``optrank datasets`` / :func:`optrank.data.list_datasets`; 126 names on one line was
+    no help).
 
     Examples
     --------
@@ -48,10 +50,9 @@ def resolve_name(name: str, data_dir: str | os.PathLike | None = None) -> Datase
             return lower[candidate]
     close = difflib.get_close_matches(key, list(lower), n=5, cutoff=0.5)
     close = [lower[c].name for c in close]
-    rest = [n for n in specs if n not in close]
     raise ValueError(
-        f"unknown dataset {name!r}; closest: {close or 'none'}; known datasets: "
-        f"{', '.join(close + rest)}"
+        f"unknown dataset {name!r}; closest: {close or 'none'}; all {len(specs)} known "
+        "datasets: 'optrank datasets' (or optrank.data.list_datasets())"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import warnings
 from functools import lru_cache
 from pathlib import Path
 
@@ -16,8 +17,25 @@ def reference_dir() -> Path:
     return Path(__file__).resolve().parents[2].parent / "shared" / "reference"
 
 
+def require_tables(names) -> Path:
+    """:func:`reference_dir`, checked to hold the named CSV files (a script reading them
+    stops before any computing, with what to set, rather than after)."""
+    directory = reference_dir()
+    missing = [n for n in names if not (directory / n).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"{', '.join(missing)} not in {directory}: set OPTRANK_REFERENCE to the folder "
+            "of the papers' result tables (shared/reference in a checkout)")
+    return directory
+
+
 @lru_cache(maxsize=8)
 def _rows(directory: str) -> tuple[dict, ...]:
+    if not any(Path(directory).glob("[0-9]*.csv")):  # warned once per folder (cached)
+        warnings.warn(f"no paper result tables in {directory}: every paper column reads "
+                      "n/a. Point OPTRANK_REFERENCE at the folder of the papers' "
+                      "<paper>_table<id>.csv files (shared/reference in a checkout)",
+                      stacklevel=3)
     rows = []
     for path in sorted(Path(directory).glob("[0-9]*.csv")):
         with path.open(newline="") as f:

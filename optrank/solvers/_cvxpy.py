@@ -46,7 +46,8 @@ _NATIVE = {
                   "OSQP": ("eps_abs", "eps_rel"), "SCS": ("eps_abs", "eps_rel"),
                   "HIGHS": ("primal_feasibility_tolerance", "dual_feasibility_tolerance")},
     "max_iter": {"CLARABEL": "max_iter", "OSQP": "max_iter", "SCS": "max_iters",
-                 "HIGHS": "simplex_iteration_limit"},
+                 "HIGHS": ("simplex_iteration_limit", "ipm_iteration_limit",
+                           "qp_iteration_limit", "pdlp_iteration_limit")},
     "threads": {"HIGHS": "threads"},
 }
 DEFAULT_METHOD = "CLARABEL"
@@ -105,6 +106,10 @@ class CvxpyBackend:
         if method == "HIGHS" and program.meta.get("form") == "dual":
             # as the highs backend: dual simplex stalls on all-pairs duals, IPX does not
             kwargs.setdefault("highs_options", {"solver": "ipm"})
+        if method == "HIGHS":  # HiGHS's one thread pool per process (see _highs.py)
+            from optrank.solvers._highs import prepare_threads
+
+            prepare_threads(options.get("threads", 0))
         t1 = time.perf_counter()
         try:
             problem.solve(solver=method, **kwargs)

@@ -75,11 +75,18 @@ def run_highs(h):
     HiGHS keeps one pool per process; a later run with another ``threads`` failed
     ("scheduler has already been initialized"), which read as a numerical error.
     """
-    threads = h.getOptionValue("threads")[1]
+    prepare_threads(h.getOptionValue("threads")[1])
+    return h.run()
+
+
+def prepare_threads(threads: int) -> None:
+    """Restart HiGHS's process-wide thread pool if it was started with another
+    ``threads`` value (0 is HiGHS's default, automatic); every path into HiGHS (this
+    backend, PersistentHighs, pyomo, cvxpy's HIGHS) calls it before a solve."""
+    threads = int(threads)
     if _SCHEDULER_THREADS[0] is not None and threads != _SCHEDULER_THREADS[0]:
         _highspy().Highs.resetGlobalScheduler(True)
     _SCHEDULER_THREADS[0] = threads
-    return h.run()
 
 
 # measured with highspy 1.15 on the L2 RankSVM: HiGHS's QP solver reports convex QPs

@@ -126,6 +126,9 @@ class PyomoBackend:
             kwargs["time_limit"] = float(options["time_limit"])
         if "threads" in options:
             kwargs["threads"] = int(options["threads"])
+        from optrank.solvers._highs import prepare_threads
+
+        prepare_threads(options.get("threads", 0))  # HiGHS's one thread pool per process
         return Highs().solve(model, **kwargs)
 
     def _extract(self, program: Program, model, results, stats) -> Solution:
