@@ -199,9 +199,10 @@ def _fit_error(solution, C: float) -> SolverError:
     err = SolverError.from_solution(solution)
     if solution.status not in _NEVER:
         return err
+    native = f" ({solution.message})" if solution.message else ""
     return SolverError(
-        f"backend {solution.backend!r} ended with status {solution.status.value!r}, which a "
-        f"RankSVM program (always feasible and bounded) cannot have: the solver's "
+        f"backend {solution.backend!r} ended with status {solution.status.value!r}{native}, "
+        f"which a RankSVM program (always feasible and bounded) cannot have: the solver's "
         f"tolerances failed at this scale (C={C:g}); try a smaller C, standardised "
         "features, or solver='highs'", solution)
 
