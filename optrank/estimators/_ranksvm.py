@@ -115,10 +115,7 @@ class RankSVM(RankerMixin, BaseEstimator):
         costs = pair_costs(len(pairs), float(self.C), pair_weight, self.reduction)
         D = pairs.differences(X)
         program = ranksvm_program(D, costs, self.penalty, self.loss, self.box)
-        # "auto" leaves the choice to the solver spec: a profile's own form (e.g.
-        # cvxpy-osqp's "primal") then holds, as with optrank.solvers.solve
-        form = None if self.form == "auto" else self.form
-        solution = solve(program, self.solver, form=form, **(self.solver_options or {}))
+        solution = solve(program, self.solver, form=self.form, **(self.solver_options or {}))
         if not solution.ok:
             raise _fit_error(solution, self.C)
         self._set_fitted(pairs, solution)

@@ -260,8 +260,7 @@ class RebuildMaster(_Master):
     def _solve(self) -> MasterResult:
         D = np.column_stack(self.columns)
         program = master_program(D, self.w, self.C, self.box, self.pair_cost)
-        sol = solve(program, self.solver, form=None if self.form == "auto" else self.form,
-                    **self.options)
+        sol = solve(program, self.solver, form=self.form, **self.options)
         if not sol.ok:
             raise SolverError.from_solution(sol)
         return MasterResult(sol.primal["w"], np.clip(sol.dual["pairs"], 0.0, None),

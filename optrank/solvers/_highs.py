@@ -18,9 +18,7 @@ _STATUS = {
     "kUnboundedOrInfeasible": Status.INFEASIBLE_OR_UNBOUNDED,
     "kTimeLimit": Status.TIME_LIMIT,
     "kIterationLimit": Status.ITERATION_LIMIT,
-    "kModelEmpty": Status.OPTIMAL,  # no columns: optimal only if 0 is within every row's
-    # bounds, checked in run() (an LP whose dual has no columns reported optimal when
-    # the primal was unbounded)
+    "kModelEmpty": Status.OPTIMAL,  # if feasible: see model_status
     "kSolveError": Status.NUMERICAL_ERROR,
     "kPostsolveError": Status.NUMERICAL_ERROR,
     "kUnknown": Status.NUMERICAL_ERROR,
@@ -100,12 +98,19 @@ _LARGE_QP = (
 )
 
 
-def empty_model_feasible(program: Program) -> bool:
-    """Whether a program without columns is feasible: every row's activity is 0."""
-    if program.n_cols:
-        return True
-    lo, up = np.asarray(program.row_lower), np.asarray(program.row_upper)
-    return bool(np.all(lo <= 0.0) and np.all(up >= 0.0))
+def model_status(h) -> Status:
+    """The optrank status of a ``highspy.Highs`` after a run. HiGHS calls a model without
+    columns "empty" whether or not it is feasible: it is optimal only if 0 is within
+    every row's bounds (an LP whose dual has no columns reported optimal when the primal
+    was unbounded)."""
+    name = h.getModelStatus().name
+    status = _STATUS.get(name, Status.ERROR)
+    if name == "kModelEmpty":
+        lp = h.getLp()
+        lo, up = np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
+        if lp.num_col_ == 0 and not (np.all(lo <= 0.0) and np.all(up >= 0.0)):
+            status = Status.INFEASIBLE
+    return status
 
 
 def _highspy():
@@ -194,9 +199,7 @@ class HighsBackend:
         t0 = time.perf_counter()
         run_status = run_highs(h)
         solve_time = time.perf_counter() - t0
-        status = _STATUS.get(h.getModelStatus().name, Status.ERROR)
-        if h.getModelStatus().name == "kModelEmpty" and not empty_model_feasible(program):
-            status = Status.INFEASIBLE
+        status = model_status(h)
         if status is Status.NOT_SOLVED and run_status.name == "kError":
             status = Status.NUMERICAL_ERROR  # e.g. HiGHS's QP solver giving up on a large QP
         info = h.getInfo()

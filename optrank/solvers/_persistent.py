@@ -17,7 +17,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from optrank.solvers._highs import _OPTIONS, _STATUS, _pass_lp, quiet_highs, run_highs, set_option
+from optrank.solvers._highs import _pass_lp, model_status, quiet_highs, run_highs, set_option
 from optrank.solvers._program import Program
 from optrank.solvers._solution import Solution, Status
 
@@ -52,10 +52,10 @@ class PersistentHighs:
 
     def __init__(self, options: dict | None = None):
         self._h = quiet_highs()
+        from optrank.solvers._registry import _check_option, get_backend
+
         for key, value in (options or {}).items():
-            if key not in _OPTIONS:
-                raise ValueError(f"unknown option {key!r} for backend 'highs'; valid options: "
-                                 f"{', '.join(sorted(_OPTIONS))}")
+            _check_option(get_backend("highs"), key, value)  # the backend's own check
             set_option(self._h, key, value)
         self._cols: dict[str, list[np.ndarray]] = {}
         self._rows: dict[str, list[np.ndarray]] = {}
@@ -169,11 +169,7 @@ class PersistentHighs:
         run_highs(self._h)
         stats = self._stats(time.perf_counter() - t0)
         self.n_solves += 1
-        status = _STATUS.get(self._h.getModelStatus().name, Status.ERROR)
-        if self._h.getModelStatus().name == "kModelEmpty" and self.n_cols == 0:
-            lo, up = self._row_bounds()
-            if not (np.all(lo <= 0.0) and np.all(up >= 0.0)):
-                status = Status.INFEASIBLE
+        status = model_status(self._h)
         self._optimal = status is Status.OPTIMAL
         if status is not Status.OPTIMAL:
             return Solution(status, backend=self.backend, message=stats["native_status"],
@@ -198,10 +194,6 @@ class PersistentHighs:
             raise RuntimeError("row activities need an optimal last solve (none yet, or "
                                "the last one was not optimal)")
         return self._split(self._rows, np.asarray(self._h.getSolution().row_value))
-
-    def _row_bounds(self):
-        lp = self._h.getLp()
-        return np.asarray(lp.row_lower_), np.asarray(lp.row_upper_)
 
     def _stats(self, solve_time: float) -> dict:
         info = self._h.getInfo()

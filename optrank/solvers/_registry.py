@@ -193,8 +193,9 @@ def auto_solver(program: Program) -> list[str]:
 def solve(program: Program, solver="auto", form: str | None = None, **options) -> Solution:
     """Solve a Program with the first backend of ``solver`` that reaches optimality.
 
-    ``form`` ("auto", "primal", "dual") overrides the spec's form; extra keyword
-    options are merged into every spec's options (and validated per backend).
+    ``form`` ("primal", "dual") overrides the spec's form; "auto" or None keeps it (a
+    profile's ``form = "primal"`` holds). Extra keyword options are merged into every
+    spec's options (and validated per backend).
     A backend that is not installed is skipped with a warning when fallbacks remain.
     """
     from optrank.solvers._dualize import solve_in_form
@@ -205,8 +206,10 @@ def solve(program: Program, solver="auto", form: str | None = None, **options) -
     first: Solution | None = None  # the first backend that ran and failed
     notes: list[str] = []  # what each later fallback did
     for i, spec in enumerate(specs):
-        spec = SolverSpec(spec.backend, {**spec.options, **options}, form or spec.form,
-                          spec.label)
+        # "auto" (as None) states no preference: the spec's own form (a profile's
+        # form = "primal") holds
+        spec = SolverSpec(spec.backend, {**spec.options, **options},
+                          spec.form if form in (None, "auto") else form, spec.label)
         try:
             spec = _validated(spec)
         except ValueError as exc:
