@@ -86,10 +86,44 @@ def require_two_classes(y_pm: np.ndarray) -> tuple[int, int]:
     return n_pos, n_neg
 
 
+def canonical_csr(X) -> sp.csr_matrix:
+    """``X`` as CSR with sorted indices and no column stored twice in a row (summed, as
+    ``toarray`` would; a squared norm over stored values would otherwise count ``v1^2 +
+    v2^2`` for ``(v1 + v2)^2``). The caller's matrix is copied, never changed.
+
+    Examples
+    --------
+    >>> X = sp.csr_matrix((np.array([1.0, 2.0]), np.array([0, 0]), np.array([0, 2])), (1, 2))
+    >>> canonical_csr(X).data.tolist(), X.data.tolist()
+    ([3.0], [1.0, 2.0])
+    """
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()  # also sorts the indices
+    return X
+
+
+def canonical(X):
+    """:func:`canonical_csr` for a sparse matrix; anything else as it is."""
+    return canonical_csr(X) if sp.issparse(X) else X
+
+
+def check_cast_range(X, dtype) -> None:
+    """``ValueError`` if casting the values of ``X`` (array or sparse) to the float
+    ``dtype`` would overflow to inf (float64 rows learned in float32)."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.size and np.dtype(dtype).itemsize < values.dtype.itemsize:  # narrowing
+        top = max(float(values.max()), -float(values.min()))  # no |X| temporary
+        if top > float(np.finfo(dtype).max):
+            raise ValueError(f"X holds values of magnitude up to {top:.3g}, beyond {dtype}'s "
+                             "range; scale the features or use dtype='float64'")
+
+
 def check_matrix(X, name: str = "X"):
-    """Return X as float64 ndarray or CSR; reject NaN/inf and non-2D input."""
+    """Return X as float64 ndarray or canonical CSR; reject NaN/inf and non-2D input."""
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = canonical_csr(sp.csr_matrix(X, dtype=np.float64))
         data = X.data
     else:
         X = np.asarray(X, dtype=np.float64)

@@ -33,23 +33,37 @@ def test_wsvm_class_costs_and_optimum_match_the_qp(heart):
     assert svm_objective(Z, costs, m.coef_) == pytest.approx(qp.objective, rel=1e-6)
 
 
-def _crr_numpy(X, y, n_iter, alpha, lam, seed):
+def _crr_numpy(X, y, n_iter, alpha, lam, seed, bias=True, project=False):
+    """sofia-ml's sgd-svm / combined-ranking loop: rows extended by x_0 = 1 (``bias``),
+    the Pegasos projection only with ``project``."""
     first, second, sign = _crr_schedule(y, n_iter, alpha, np.random.default_rng(seed))
+    if bias:
+        X = np.hstack([np.ones((X.shape[0], 1)), X])
     w = np.zeros(X.shape[1])
     for t in range(n_iter):
         z = sign[t] * (X[first[t]] - (X[second[t]] if second[t] >= 0 else 0.0))
         eta = 1.0 / (lam * (t + 1))
         hit = w @ z < 1
         w = (1 - eta * lam) * w + (eta * z if hit else 0.0)
-        w = w * min(1.0, 1.0 / (np.sqrt(lam) * np.linalg.norm(w)))
-    return w
+        if project:
+            w = w * min(1.0, 1.0 / (np.sqrt(lam) * np.linalg.norm(w)))
+    return (w[1:], w[0]) if bias else (w, 0.0)
 
 
-def test_crr_matches_a_plain_pegasos_loop(heart):
+def test_crr_matches_a_plain_sgd_loop(heart):
     X, y = heart
     m = CRR(alpha=0.3, n_iter=2000, lam=0.01, random_state=4).fit(X, y)
-    np.testing.assert_allclose(m.coef_, _crr_numpy(X, y, 2000, 0.3, 0.01, 4), rtol=1e-9,
-                               atol=1e-12)
+    coef, intercept = _crr_numpy(X, y, 2000, 0.3, 0.01, 4)
+    np.testing.assert_allclose(m.coef_, coef, rtol=1e-9, atol=1e-12)
+    assert m.intercept_ == pytest.approx(intercept, rel=1e-9, abs=1e-12)
+
+
+def test_crr_pegasos_variant_matches_a_plain_loop(heart):
+    X, y = heart
+    m = CRR(alpha=0.3, n_iter=2000, lam=0.01, bias=False, project=True,
+            random_state=4).fit(X, y)
+    coef, _ = _crr_numpy(X, y, 2000, 0.3, 0.01, 4, bias=False, project=True)
+    np.testing.assert_allclose(m.coef_, coef, rtol=1e-9, atol=1e-12)
 
 
 def test_crr_schedule_mixes_points_and_pairs(heart):

@@ -14,7 +14,6 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_array
 
 from optrank._validation import (
     check_count_fields,
@@ -22,7 +21,12 @@ from optrank._validation import (
     check_positive_fields,
     rng_from,
 )
-from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.estimators._base import (
+    RankerMixin,
+    check_validation_set,
+    validate_predict_data,
+    validate_ranking_data,
+)
 from optrank.metrics import auc
 from optrank.models._crc import crc_costs, crc_differences, crc_weights, split_threshold
 from optrank.models._dcd import dcd_svm, padded_shape
@@ -199,12 +203,10 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
     def _eval_set(self, X, y, X_val, y_val):
         """``(X, y, pos_label)`` of the AUC history: the training set, whose labels are
         already mapped to -1/+1, or the validation set with its own labels."""
-        if X_val is None:
+        if X_val is None and y_val is None:
             return X, y, 1
-        X_val = check_array(X_val, accept_sparse="csr", dtype=np.float64)
-        if X_val.shape[1] != X.shape[1]:
-            raise ValueError(f"X_val has {X_val.shape[1]} features, X has {X.shape[1]}")
-        return X_val, np.asarray(y_val), self.pos_label
+        X_val, y_val = check_validation_set(X_val, y_val, X.shape[1], self.pos_label)
+        return X_val, y_val, self.pos_label
 
     def _set_fitted(self, run: _Run) -> None:
         n = run.size

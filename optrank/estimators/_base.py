@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from optrank._validation import binary_labels, require_two_classes
+from optrank._validation import binary_labels, canonical, check_matrix, require_two_classes
 from optrank.features._kernels import row_blocks
 from optrank.metrics import auc
 
@@ -51,6 +51,7 @@ def validate_ranking_data(estimator: BaseEstimator, X, y, *, accept_sparse=True,
         estimator, X, y, accept_sparse="csr" if accept_sparse else False, dtype=dtype,
         reset=reset,
     )
+    X = canonical(X)  # a column stored twice in a row counts once, summed
     pos_label = getattr(estimator, "pos_label", None)
     y_pm = binary_labels(y_raw, pos_label)
     require_two_classes(y_pm)
@@ -66,10 +67,38 @@ def validate_predict_data(estimator: BaseEstimator, X, *, accept_sparse=True,
     """Validate X for decision_function on a fitted estimator (``dtype`` as in
     :func:`validate_ranking_data`)."""
     check_is_fitted(estimator)
-    return validate_data(
+    return canonical(validate_data(
         estimator, X, accept_sparse="csr" if accept_sparse else False, dtype=dtype,
         reset=False,
-    )
+    ))
+
+
+def check_validation_set(X_val, y_val, n_features: int, pos_label=None):
+    """Validate an optional validation set before any training: both or neither given,
+    finite, two-valued labels (as ``pos_label`` maps them) with both classes, matching
+    lengths and the training set's number of features. Returns ``(X_val, y_val)``
+    (``X_val`` as float64 array or CSR) or None."""
+    if X_val is None and y_val is None:
+        return None
+    if X_val is None or y_val is None:
+        given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
+        raise ValueError(f"{given} was given without {missing}: pass both or neither")
+    X_val = check_matrix(X_val, "X_val")
+    if np.ndim(y_val) != 1:
+        raise ValueError(f"y_val must be one-dimensional, got shape {np.shape(y_val)}")
+    try:
+        y_pm = binary_labels(y_val, pos_label)
+    except ValueError as exc:
+        raise ValueError(f"y_val: {exc}") from None
+    if X_val.shape[0] != y_pm.shape[0]:
+        raise ValueError(f"X_val and y_val have inconsistent lengths: X_val has "
+                         f"{X_val.shape[0]} rows, y_val has {y_pm.shape[0]}")
+    if X_val.shape[1] != n_features:
+        raise ValueError(f"X_val has {X_val.shape[1]} features, but X has {n_features}")
+    if np.unique(y_pm).size < 2:
+        raise ValueError("y_val holds a single class: the validation AUC needs at least "
+                         "one positive and one negative sample")
+    return X_val, np.asarray(y_val)
 
 
 SCORE_BLOCK_ROWS = 4096

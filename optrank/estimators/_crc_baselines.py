@@ -118,10 +118,13 @@ class CRR(_LinearRanker):
     """Combined Ranking and Regression by SGD (Sculley 2010, sofia-ml combined-ranking).
 
     Minimises ``lam/2 ||w||^2 + alpha E_k[hinge(y_k w.x_k)] + (1 - alpha) E_pn[hinge(
-    w.(x_p - x_n))]`` with Pegasos steps ``eta_t = 1 / (lam t)`` and (``project``) the
-    projection onto the ball of radius ``1 / sqrt(lam)``. The paper's ``lambda`` is
-    unreadable in the extraction; the default ``lam = 1 / (C B)`` matches the total
-    cost ``C B`` of the other algorithms.
+    w.(x_p - x_n))]`` with SGD steps ``eta_t = 1 / (lam t)``, on rows extended by a
+    constant feature ``x_0 = 1`` (``bias``, as sofia-ml unless ``--no_bias_term``; its
+    weight is regularised, cancels in pair steps and acts as the threshold of point
+    steps) and, only with ``project``, the Pegasos projection onto the ball of radius
+    ``1 / sqrt(lam)`` (sofia-ml's ``pegasos`` learner; its ``sgd-svm`` has none). The
+    paper's ``lambda`` is unreadable in the extraction; the default ``lam = 1 / (C B)``
+    matches the total cost ``C B`` of the other algorithms.
 
     Parameters
     ----------
@@ -132,8 +135,11 @@ class CRR(_LinearRanker):
     lam : float or None
         Regularisation; ``None`` gives ``1 / (C budget)``.
     C, budget : define the default ``lam``.
+    bias : bool
+        Extend rows by ``x_0 = 1`` (default, sofia-ml's); its weight is ``intercept_``,
+        which does not change the ranking (``decision_function`` is ``X @ coef_``).
     project : bool
-        Pegasos projection step.
+        Pegasos projection step (default False, as sofia-ml's ``sgd-svm``).
     random_state : int or None
     pos_label : label or None
 
@@ -147,13 +153,14 @@ class CRR(_LinearRanker):
     """
 
     def __init__(self, alpha: float = 0.5, n_iter: int = 100_000, lam: float | None = None,
-                 C: float = 0.1, budget: int = 8000, project: bool = True,
-                 random_state=None, pos_label=None):
+                 C: float = 0.1, budget: int = 8000, bias: bool = True,
+                 project: bool = False, random_state=None, pos_label=None):
         self.alpha = alpha
         self.n_iter = n_iter
         self.lam = lam
         self.C = C
         self.budget = budget
+        self.bias = bias
         self.project = project
         self.random_state = random_state
         self.pos_label = pos_label
@@ -169,11 +176,14 @@ class CRR(_LinearRanker):
             float(self.C) * float(self.budget))
         first, second, sign = _crr_schedule(y, int(self.n_iter), float(self.alpha),
                                             rng_from(self.random_state))
-        Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
+        Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        if self.bias:
+            Xd = np.hstack([np.ones((Xd.shape[0], 1)), Xd])
         with jax.enable_x64(True):
-            w = _crr_sgd(jnp.asarray(Xd), jnp.asarray(first), jnp.asarray(second),
-                         jnp.asarray(sign), lam, bool(self.project))
-            self.coef_ = np.asarray(w)
+            w = np.asarray(_crr_sgd(jnp.asarray(Xd), jnp.asarray(first), jnp.asarray(second),
+                                    jnp.asarray(sign), lam, bool(self.project)))
+        self.coef_ = w[1:] if self.bias else w
+        self.intercept_ = float(w[0]) if self.bias else 0.0
         return self
 
 

@@ -20,7 +20,13 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from optrank._persist import feature_names_meta, load_npz, restore_feature_names, save_npz
-from optrank._validation import binary_labels, check_positive_fields, is_count, is_positive
+from optrank._validation import (
+    binary_labels,
+    check_cast_range,
+    check_positive_fields,
+    is_count,
+    is_positive,
+)
 from optrank.estimators._base import (
     RankerMixin,
     linear_scores,
@@ -28,6 +34,7 @@ from optrank.estimators._base import (
     validate_ranking_data,
 )
 from optrank.estimators._jax_state import as_state_dtype, getstate_with_host_floats
+from optrank.features._kernels import FOURIER_GAMMA
 
 _DTYPES = ("float32", "float64")
 _ROW_DTYPES = (np.float64, np.float32)
@@ -47,7 +54,7 @@ def _precision(dtype: str):
 def _padded_rows(X: sp.csr_matrix, dtype):
     """CSR rows as ``(indices, values)`` padded with value 0 to the longest row (a column
     stored twice in a row is summed first)."""
-    from optrank.stochastic._sparse import canonical_csr
+    from optrank._validation import canonical_csr
 
     X = canonical_csr(X)
     counts = np.diff(X.indptr)
@@ -121,9 +128,9 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             seed = int(seed.randint(2**31 - 1))
         elif isinstance(seed, np.random.Generator):
             seed = int(seed.integers(2**31 - 1))
-        elif isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-            raise ValueError("random_state must be None, an integer, a numpy Generator or "
-                             f"RandomState, got {seed!r}")
+        elif isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ValueError("random_state must be None, an integer >= 0, a numpy Generator "
+                             f"or RandomState, got {seed!r}")
         return int(seed)
 
     _positive: tuple[str, ...] = ()
@@ -193,6 +200,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         is taken as it is)."""
         import jax
 
+        if not isinstance(X, jax.Array):
+            check_cast_range(X, self.dtype)
         if sp.issparse(X):
             return _padded_rows(X, np.dtype(self.dtype))
         return X if isinstance(X, jax.Array) else np.asarray(X, self.dtype)
@@ -207,12 +216,31 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         with _precision(self.dtype):
             rows = X if isinstance(X, tuple) else self._stream_rows(X)
             # a state unpickled as numpy (__getstate__) goes back to JAX at its precision
-            self.state_ = as_state_dtype(self.state_, self.dtype)
+            before = self.state_ = as_state_dtype(self.state_, self.dtype)
             self.state_, _ = run(self._learner(), self.state_, rows, y_pm,
                                  n_features=self.n_features_in_, order=order)
         # JAX dispatches asynchronously: without this, fit would return before the stream
         # is learned and a caller timing fit would measure the dispatch alone
         jax.block_until_ready(self.state_)
+        import jax.numpy as jnp
+
+        if not all(bool(jnp.isfinite(leaf).all())
+                   for leaf in jax.tree_util.tree_leaves(self.state_)
+                   if jnp.issubdtype(leaf.dtype, jnp.floating)):
+            self.state_ = before  # the state before this stream, which was finite
+            raise ValueError(
+                f"the learner's state is not finite after this stream ({self.dtype}, "
+                f"{self._spec()[1]}): its updates overflowed; scale the features, change "
+                "the step parameters or use dtype='float64'")
+        weights = next((getattr(self.state_, f) for f in ("mu", "w") if f in self.state_._fields),
+                       None)
+        if (weights is not None and len(getattr(self, "classes_", ())) == 2
+                and not bool(jnp.any(weights != 0))):
+            warnings.warn(
+                f"{type(self).__name__} made no update: its weights are still 0 after "
+                "instances of both classes (identical rows, or features so small that every "
+                "pair's variance falls below the 1e-12 cut-off of the step: standardise X)",
+                RuntimeWarning, stacklevel=3)
         return self
 
     def _labels(self, y):
@@ -347,6 +375,9 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             # batch is mapped on its own, so {-1, 0} would learn both as negatives)
             binary_labels(merged)
         if self.pos_label is not None:
+            if merged.size == 2 and self.pos_label not in merged.tolist():
+                raise ValueError(f"pos_label={self.pos_label!r} not among the labels found: "
+                                 f"{merged.tolist()}")
             merged = np.array(sorted(merged, key=lambda v: v == self.pos_label))
         self.classes_ = merged
 
@@ -357,8 +388,11 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             with warnings.catch_warnings():  # names were matched above, by the dict's keys
                 warnings.filterwarnings("ignore", message="X does not have valid feature names")
                 return self.partial_fit(row, np.asarray([y]))
-        row = np.asarray(x, dtype=np.float64).reshape(1, -1)
-        return self.partial_fit(row, np.asarray([y]))
+        row = np.asarray(x, dtype=np.float64)
+        if row.ndim != 1:
+            raise ValueError("learn_one takes one instance, a 1-D array or a dict, got an "
+                             f"array of shape {row.shape} (use partial_fit for a batch)")
+        return self.partial_fit(row.reshape(1, -1), np.asarray([y]))
 
     def _dict_row(self, x: dict) -> np.ndarray:
         """A dense row from ``{feature index or name: value}``; the first dict of a stream
@@ -542,7 +576,9 @@ class FourierCBR(_OnlineRanker):
     C, eta, buffer_size, policy, diagonal, dtype, pos_label : as :class:`CBR` (``C``
         is not scaled by the buffer's count here).
     gamma : float
-        Gaussian-kernel parameter of ``exp(-gamma ||x - x'||^2)``.
+        Gaussian-kernel parameter of ``exp(-gamma ||x - x'||^2)``. The default 5e-5 is
+        the dissertation's width ``sigma = 100`` (section 5.4.2); see docs/online.md,
+        "Kernel width of FCBR and FOAM", for how it compares with ``1 / (2 d)``.
     n_components : int
         Number of random frequencies ``m``; the ranker works on the ``2 m`` features
         ``[sin(x theta), cos(x theta)] / sqrt(m)``.
@@ -564,7 +600,7 @@ class FourierCBR(_OnlineRanker):
     _positive = ("C", "gamma")
     _counts = ("buffer_size", "n_components")
 
-    def __init__(self, C=1.0, eta=0.7, gamma=1.0, n_components=150, buffer_size=50,
+    def __init__(self, C=1.0, eta=0.7, gamma=FOURIER_GAMMA, n_components=150, buffer_size=50,
                  policy="fifo", diagonal=False, random_state=None, dtype="float32",
                  pos_label=None):
         self.C = C
@@ -596,14 +632,17 @@ class OAM(_OnlineRanker):
     Parameters
     ----------
     C : float
-    variant : {"seq", "gra"}
-        Sequential passive-aggressive steps or one gradient step per instance.
-    buffer_size : int
+    variant : {"seq", "gra"} or None
+        Sequential passive-aggressive steps or one gradient step per instance; None
+        (default) takes ``"seq"`` for OAM and ``"gra"`` for FOAM, the dissertation's
+        choices (as :func:`optrank.online.oam` / :func:`optrank.online.foam`).
+    buffer_size : int or None
+        Slots per class buffer; None (default) takes 50 for OAM and 100 for FOAM.
     policy : {"reservoir", "fifo"}
     n_components : int or None
         Number of random Fourier frequencies (FOAM), or None for linear OAM.
     gamma : float
-        Gaussian-kernel parameter for FOAM.
+        Gaussian-kernel parameter for FOAM (default 5e-5, as :class:`FourierCBR`).
     random_state, dtype, pos_label : as :class:`CBR`.
 
     Examples
@@ -619,8 +658,8 @@ class OAM(_OnlineRanker):
     _positive = ("C", "gamma")
     _counts = ("buffer_size", "n_components")
 
-    def __init__(self, C=1.0, variant="seq", buffer_size=50, policy="reservoir",
-                 n_components=None, gamma=1.0, random_state=None, dtype="float32",
+    def __init__(self, C=1.0, variant=None, buffer_size=None, policy="reservoir",
+                 n_components=None, gamma=FOURIER_GAMMA, random_state=None, dtype="float32",
                  pos_label=None):
         self.C = C
         self.variant = variant
@@ -635,9 +674,11 @@ class OAM(_OnlineRanker):
     def _spec(self):
         from optrank.online import foam, oam
 
-        kw = dict(variant=self.variant, buffer_size=int(self.buffer_size), policy=self.policy,
-                  dtype=self.dtype)
-        if self.n_components is None:
+        fourier = self.n_components is not None
+        variant = self.variant if self.variant is not None else ("gra" if fourier else "seq")
+        size = self.buffer_size if self.buffer_size is not None else (100 if fourier else 50)
+        kw = dict(variant=variant, buffer_size=int(size), policy=self.policy, dtype=self.dtype)
+        if not fourier:
             return oam, {"C": self.C}, kw
         return foam, {"C": self.C}, dict(gamma=float(self.gamma),
                                          n_components=int(self.n_components), **kw)

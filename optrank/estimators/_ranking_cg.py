@@ -11,6 +11,7 @@ to the prototypes, z-scored on the training set.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -27,7 +28,12 @@ from optrank._validation import (
     check_top_k,
     rng_from,
 )
-from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.estimators._base import (
+    RankerMixin,
+    check_validation_set,
+    validate_predict_data,
+    validate_ranking_data,
+)
 from optrank.metrics import auc
 from optrank.models._pricing import price, sample_coefficients, training_point_values
 from optrank.models._prototype_features import (
@@ -105,7 +111,9 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
         check_count_fields(self, ("max_prototypes", "n_starts", "max_pricing_steps"))
         check_positive_fields(self, ("learning_rate",))
         check_nonnegative_fields(self, ("tol", "pricing_tol"))
-        val = None if X_val is None else (np.asarray(X_val, dtype=np.float64), y_val)
+        val = check_validation_set(X_val, y_val, X.shape[1], getattr(self, "pos_label", None))
+        if val is not None and not isinstance(val[0], np.ndarray):
+            raise ValueError("X_val must be dense: the prototype distances are dense")
         pairs = PairSet.all_pairs(y)
         C, box = self._master_terms()
         # a path is replayed only when a refit would repeat it: a random first prototype
@@ -206,7 +214,7 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
         self.pairs_ = pairs
         self.feature_mean_ = np.array(means, dtype=np.float64)
         self.feature_scale_ = np.array(scales, dtype=np.float64)
-        self.solution_ = res.solution
+        self.solution_ = copy.deepcopy(res.solution)  # its arrays are in the cache too
         self.n_iter_ = len(means)
 
     def _record(self, res, train_auc: float, val, pricing_time: float) -> None:

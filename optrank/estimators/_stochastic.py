@@ -19,14 +19,14 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.multiclass import type_of_target
 
 from optrank._validation import (
-    binary_labels,
+    check_cast_range,
     check_count_fields,
-    check_matrix,
     check_positive_fields,
     rng_from,
 )
 from optrank.estimators._base import (
     RankerMixin,
+    check_validation_set,
     linear_scores,
     validate_predict_data,
     validate_ranking_data,
@@ -73,12 +73,7 @@ def _to_jax_rows(X, dtype):
     from optrank.stochastic import to_padded
 
     itemsize = np.dtype(dtype).itemsize
-    values = X.data if sp.issparse(X) else X
-    if values.size and np.dtype(dtype).itemsize < values.dtype.itemsize:  # a narrowing cast
-        top = max(float(values.max()), -float(values.min()))  # no |X| temporary
-        if top > float(np.finfo(dtype).max):
-            raise ValueError(f"X holds values of magnitude up to {top:.3g}, beyond {dtype}'s "
-                             "range; scale the features or use dtype='float64'")
+    check_cast_range(X, dtype)
     if (sp.issparse(X) and X.shape[1] <= DENSE_MAX_FEATURES
             and X.shape[0] * X.shape[1] * itemsize <= DENSE_MAX_BYTES):
         X = X.toarray()
@@ -142,27 +137,7 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
                 )
 
     def _check_validation(self, X_val, y_val, n_features):
-        """Validate the optional validation set before any training."""
-        if X_val is None and y_val is None:
-            return
-        if X_val is None or y_val is None:
-            given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
-            raise ValueError(f"{given} was given without {missing}: pass both or neither")
-        X_val = check_matrix(X_val, "X_val")
-        if np.ndim(y_val) != 1:
-            raise ValueError(f"y_val must be one-dimensional, got shape {np.shape(y_val)}")
-        try:
-            y_pm = binary_labels(y_val, self.pos_label)
-        except ValueError as exc:
-            raise ValueError(f"y_val: {exc}") from None
-        if X_val.shape[0] != y_pm.shape[0]:
-            raise ValueError(f"X_val and y_val have inconsistent lengths: X_val has "
-                             f"{X_val.shape[0]} rows, y_val has {y_pm.shape[0]}")
-        if X_val.shape[1] != n_features:
-            raise ValueError(f"X_val has {X_val.shape[1]} features, but X has {n_features}")
-        if np.unique(y_pm).size < 2:
-            raise ValueError("y_val holds a single class: the validation AUC needs at least "
-                             "one positive and one negative sample")
+        check_validation_set(X_val, y_val, n_features, self.pos_label)
 
     def _get_learner(self):
         return _learner(self._kind, float(self.lam), float(self.t0), int(self.r_skip),
@@ -220,7 +195,13 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         if not first:
             self._check_stream()
         _check_binary(y)
+        known = None if first else self.classes_
         X, y = validate_ranking_data(self, X, y, reset=first)
+        if known is not None and set(self.classes_.tolist()) != set(known.tolist()):
+            new = sorted(set(self.classes_.tolist()) - set(known.tolist()))
+            self.classes_ = known
+            raise ValueError(f"y holds {new} besides the classes {known.tolist()} the stream "
+                             "started with; a bipartite ranker learns two classes")
         self._check_validation(X_val, y_val, X.shape[1])
         Z = self._fit_features(X) if first else self._features(X)
         self._train(Z, y, 1, X_val, y_val)

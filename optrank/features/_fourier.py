@@ -8,6 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from optrank._validation import canonical
 from optrank.features._kernels import default_gamma, output_dtype, row_blocks, tag_dtype
 
 _FORMS = ("cos", "sincos")
@@ -60,7 +61,7 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Draw the random frequencies (and offsets) for the columns of X."""
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        X = canonical(validate_data(self, X, accept_sparse="csr", dtype=np.float64))
         if self.form not in _FORMS:
             raise ValueError(f"form must be one of {_FORMS}, got {self.form!r}")
         output_dtype(self.dtype)
@@ -79,7 +80,8 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Map X to the ``D``-dimensional random feature space."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = canonical(validate_data(self, X, accept_sparse="csr", dtype=np.float64,
+                                    reset=False))
         # the fitted width and form, not n_components / form as they are now (set_params
         # after fit)
         form = self.form_

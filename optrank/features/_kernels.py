@@ -14,6 +14,12 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import row_norms, safe_sparse_dot
 from sklearn.utils.sparsefuncs import mean_variance_axis
 
+from optrank._validation import canonical
+
+FOURIER_GAMMA = 1.0 / (2.0 * 100.0**2)
+"""The default kernel parameter of the online Fourier learners (FCBR, FOAM): the
+dissertation's width ``sigma = 100`` (section 5.4.2), ``gamma = 1 / (2 sigma^2) = 5e-5``."""
+
 BANDWIDTH_ROWS = 80_000
 
 
@@ -25,6 +31,7 @@ def squared_distances(X, Y) -> np.ndarray:
     >>> squared_distances(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]])).tolist()
     [[25.0]]
     """
+    X, Y = canonical(X), canonical(Y)  # row_norms squares stored values one by one
     xx = row_norms(X, squared=True)[:, None]
     yy = row_norms(Y, squared=True)[None, :]
     d2 = xx + yy - 2.0 * np.asarray(safe_sparse_dot(X, Y.T, dense_output=True))
@@ -109,7 +116,7 @@ def bandwidth_rule(X, n_rows: int = BANDWIDTH_ROWS) -> float:
     """
     head = X[:n_rows]
     if sp.issparse(head):  # the sum of the columns' (population) variances, two-pass
-        return float(np.sum(mean_variance_axis(sp.csr_matrix(head, dtype=np.float64),
+        return float(np.sum(mean_variance_axis(canonical(sp.csr_matrix(head, dtype=np.float64)),
                                                axis=0)[1]))
     head = np.asarray(head, dtype=np.float64)
     mean = head.mean(axis=0)
@@ -127,4 +134,9 @@ def default_gamma(X, gamma: float | None = None) -> float:
             raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
         return float(gamma)
     sigma = bandwidth_rule(X)
-    return 1.0 / sigma if sigma > 0 else 1.0
+    if not sigma > 0:
+        return 1.0
+    if not np.isfinite(1.0 / sigma):
+        raise ValueError(f"the bandwidth rule gives sigma = {sigma!r} (features of "
+                         "magnitude ~1e-150 or below): scale X or pass gamma")
+    return 1.0 / sigma

@@ -8,6 +8,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from optrank._validation import canonical, is_count
 from optrank.features._kernels import (
     default_gamma,
     gaussian_kernel,
@@ -85,10 +86,10 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Choose landmarks, factor the landmark kernel matrix."""
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        X = canonical(validate_data(self, X, accept_sparse="csr", dtype=np.float64))
         if self.landmarks not in _LANDMARKS:
             raise ValueError(f"landmarks must be one of {_LANDMARKS}, got {self.landmarks!r}")
-        if not (isinstance(self.n_components, int | np.integer) and self.n_components > 0):
+        if not is_count(self.n_components):
             raise ValueError(f"n_components must be a positive integer, got {self.n_components!r}")
         if self.rank is not None and not (isinstance(self.rank, int | np.integer)
                                           and not isinstance(self.rank, bool) and self.rank > 0):
@@ -119,7 +120,8 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         """Embed X: ``k(X, landmarks) @ U_r Sigma_r^{-1/2}``, in blocks of rows (the
         kernel block and its temporaries stay small; only the embedding is ``n x r``)."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = canonical(validate_data(self, X, accept_sparse="csr", dtype=np.float64,
+                                    reset=False))
         return row_blocks(
             lambda B: gaussian_kernel(B, self.components_, self.gamma_) @ self.normalization_,
             X, self.normalization_.shape[1], dtype=output_dtype(self.dtype),

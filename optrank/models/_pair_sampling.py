@@ -118,6 +118,17 @@ class Draw:
     n_candidates: int
 
 
+def _repeats_of(keys: np.ndarray, taken_keys: np.ndarray, taken_at: np.ndarray) -> np.ndarray:
+    """Mask of the ``keys`` that repeat an accepted key (``taken_keys``, accepted at
+    positions ``taken_at``) after the position it was accepted at."""
+    if taken_keys.size == 0:
+        return np.zeros(keys.size, bool)
+    order = np.argsort(taken_keys)
+    sorted_keys = taken_keys[order]
+    i = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+    return (sorted_keys[i] == keys) & (np.arange(keys.size) > taken_at[order][i])
+
+
 def soft_sample(
     rng: np.random.Generator,
     cands: Candidates,
@@ -149,9 +160,12 @@ def soft_sample(
         coin = rng.random(size) < prob
         take = _first_accepted(keys, coin)[:want]
         last = take[-1] + 1 if take.size == want else size
-        rejected += int(np.sum(fresh[:last] & ~coin[:last]))
+        # a later draw of an element accepted earlier in this batch is, in sequential
+        # rejection sampling, a redraw of a chosen element, not a rejection
+        fresh = fresh[:last] & ~_repeats_of(keys[:last], keys[take], take)
+        rejected += int(np.sum(fresh & ~coin[:last]))
         seen += last
-        rate = max(take.size / max(int(fresh[:last].sum()), 1), 1e-4)
+        rate = max(take.size / max(int(fresh.sum()), 1), 1e-4)
         parts.append((pos[take], neg[take], prob[take]))
         chosen = np.sort(np.concatenate([chosen, keys[take]]))  # disjoint: all fresh
         got += take.size

@@ -13,6 +13,8 @@ from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from optrank._validation import check_matrix
+
 
 def euclidean_distances(X, Q) -> np.ndarray:
     """``D[i, t] = ||X[i] - Q[t]||`` in float64, from differences (no Gram-matrix round-off).
@@ -67,9 +69,12 @@ class DistanceFeatures(TransformerMixin, BaseEstimator):
         """Keep the prototypes (``X`` itself when none were given) and, with
         ``standardize``, the mean and scale of each distance column over ``X``."""
         X = validate_data(self, X, dtype=np.float64)
+        if not isinstance(self.standardize, bool | np.bool_):
+            raise ValueError(f"standardize must be True or False, got {self.standardize!r}")
         Q = X if self.prototypes is None else np.asarray(self.prototypes, dtype=np.float64)
         if Q.ndim != 2 or Q.shape[1] != X.shape[1]:
             raise ValueError(f"prototypes must have shape (k, {X.shape[1]}), got {Q.shape}")
+        Q = check_matrix(Q, "prototypes")
         self.prototypes_ = Q.copy()
         D = euclidean_distances(X, Q)
         if self.standardize:

@@ -24,6 +24,38 @@ import numpy as np
 
 from optrank.online._xla import grid_trace
 
+_RULES = {
+    "positive": (lambda v: v > 0, "> 0"),
+    "nonnegative": (lambda v: v >= 0, ">= 0"),
+    "confidence": (lambda v: (v > 0.5) & (v < 1), "in (0.5, 1)"),
+}
+
+
+def check_hyper(**values) -> None:
+    """``ValueError`` for a concrete hyper-parameter outside its range.
+
+    Keyword ``name=(value, rule)`` with ``rule`` one of ``"positive"``, ``"nonnegative"``
+    or ``"confidence"`` (``eta``: ``phi = Phi^{-1}(eta)`` is > 0 only above 0.5 and
+    infinite at 1). Numbers and arrays (a grid for ``run_grid``) are checked entry by
+    entry and must be finite; a traced value (under ``jit`` or ``vmap``) cannot be
+    inspected and is left to the caller.
+
+    Examples
+    --------
+    >>> check_hyper(C=(1.0, "positive"), eta=([0.6, 0.9], "confidence"))
+    >>> check_hyper(eta=(1.0, "confidence"))
+    Traceback (most recent call last):
+    ...
+    ValueError: eta must be finite and in (0.5, 1), got 1.0
+    """
+    for name, (value, rule) in values.items():
+        if isinstance(value, jax.core.Tracer):
+            continue
+        test, text = _RULES[rule]
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "iuf" or not np.all(np.isfinite(arr) & test(arr)):
+            raise ValueError(f"{name} must be finite and {text}, got {value!r}")
+
 
 class Learner(NamedTuple):
     """An online learner: ``init``, ``update`` and the ranking ``score`` function."""

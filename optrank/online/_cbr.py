@@ -20,9 +20,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from optrank.online._base import Learner
+from optrank.online._base import Learner, check_hyper
 from optrank.online._buffers import Buffers, buffers_init, buffers_push_slot, check_policy
-from optrank.online._features import fourier_frequencies, fourier_map
+from optrank.online._features import FOURIER_GAMMA, fourier_frequencies, fourier_map
 from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, scw_loss
 from optrank.online._xla import margin_dot
 
@@ -353,6 +353,7 @@ def cbr(
     (True, 1)
     """
     check_policy(policy)
+    check_hyper(C=(C, "positive"), eta=(eta, "confidence"))
 
     def init(key, n_features: int) -> CBRState:
         return _init_state(key, n_features, C, eta, buffer_size, diagonal, dtype)
@@ -364,7 +365,7 @@ def cbr(
 def fourier_cbr(
     C=1.0,
     eta=0.7,
-    gamma=1.0,
+    gamma=FOURIER_GAMMA,
     *,
     n_components: int = 150,
     buffer_size: int = 50,
@@ -389,6 +390,7 @@ def fourier_cbr(
     ((16,), (3, 8))
     """
     check_policy(policy)
+    check_hyper(C=(C, "positive"), eta=(eta, "confidence"), gamma=(gamma, "positive"))
 
     def init(key, n_features: int) -> CBRState:
         k_theta, k_state = jax.random.split(key)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from optrank.features._kernels import FOURIER_GAMMA  # noqa: F401 (re-exported)
+
 
 def fourier_frequencies(key, n_features: int, n_components: int, gamma, dtype=jnp.float32):
     """Draw the ``(n_features, n_components)`` frequency matrix, columns ~ ``N(0, 2 gamma I)``.
@@ -28,7 +30,9 @@ def fourier_frequencies(key, n_features: int, n_components: int, gamma, dtype=jn
     >>> fourier_frequencies(jax.random.PRNGKey(0), 3, 5, 0.5).shape
     (3, 5)
     """
-    normal = jax.random.normal(key, (n_features, n_components), dtype=dtype)
+    # drawn in float32 whatever the dtype: one seed gives the same frequencies at either
+    # precision (the float64 ones are the float32 draws, exactly), as the reservoir's draws
+    normal = jax.random.normal(key, (n_features, n_components), dtype=jnp.float32)
     return (jnp.sqrt(2.0 * jnp.asarray(gamma)) * normal).astype(dtype)
 
 

@@ -21,9 +21,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from optrank.online._base import Learner
+from optrank.online._base import Learner, check_hyper
 from optrank.online._buffers import Buffers, buffers_init, buffers_push, check_policy
-from optrank.online._features import fourier_frequencies, fourier_map
+from optrank.online._features import FOURIER_GAMMA, fourier_frequencies, fourier_map
 from optrank.online._scw import Info
 
 UNROLL = 10
@@ -113,6 +113,7 @@ def oam(C=1.0, *, variant: str = "seq", buffer_size: int = 50, policy: str = "re
     """
     check_policy(policy)
     _check_variant(variant)
+    check_hyper(C=(C, "positive"))
 
     def init(key, n_features: int) -> OAMState:
         dt = jnp.dtype(dtype)
@@ -122,7 +123,7 @@ def oam(C=1.0, *, variant: str = "seq", buffer_size: int = 50, policy: str = "re
     return Learner(init, _oam_update(policy, variant), _score)
 
 
-def foam(C=1.0, gamma=1.0, *, n_components: int = 150, variant: str = "gra",
+def foam(C=1.0, gamma=FOURIER_GAMMA, *, n_components: int = 150, variant: str = "gra",
          buffer_size: int = 100, policy: str = "reservoir", dtype=jnp.float32) -> Learner:
     """FOAM: OAM on ``2 n_components`` random Fourier features of ``exp(-gamma ||x-x'||^2)``.
 
@@ -135,6 +136,7 @@ def foam(C=1.0, gamma=1.0, *, n_components: int = 150, variant: str = "gra",
     """
     check_policy(policy)
     _check_variant(variant)
+    check_hyper(C=(C, "positive"), gamma=(gamma, "positive"))
 
     def init(key, n_features: int) -> OAMState:
         dt = jnp.dtype(dtype)

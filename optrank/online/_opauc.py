@@ -25,7 +25,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from optrank.online._base import Learner
+from optrank.online._base import Learner, check_hyper
 from optrank.online._scw import Info
 
 
@@ -132,6 +132,8 @@ def opauc(learning_rate=0.1, lam=1e-4, *, rank: int | None = None, dtype=jnp.flo
     [0.5, -0.5]
     """
 
+    check_hyper(learning_rate=(learning_rate, "positive"), lam=(lam, "nonnegative"))
+
     def init(key, n_features: int) -> MomentState:
         if rank is not None and rank >= n_features:
             return _init(key, n_features, None, learning_rate, lam, 0.0, dtype)
@@ -153,6 +155,9 @@ def adaoam(learning_rate=0.1, lam=1e-4, delta=0.5, *, dtype=jnp.float32) -> Lear
     >>> [round(v, 3) for v in s.w.tolist()]
     [0.999, -0.999]
     """
+
+    check_hyper(learning_rate=(learning_rate, "positive"), lam=(lam, "nonnegative"),
+                delta=(delta, "positive"))
 
     def init(key, n_features: int) -> MomentState:
         return _init(key, n_features, None, learning_rate, lam, delta, dtype)

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from optrank.online._base import Learner
+from optrank.online._base import Learner, check_hyper
 from optrank.online._scw import Info
 
 
@@ -98,6 +98,8 @@ def solam(learning_rate=1.0, R=10.0, *, dtype=jnp.float32) -> Learner:
     >>> bool(lrn.score(s, jnp.array([[1.0, 0.0], [0.0, 1.0]])).argmax() == 0)
     True
     """
+
+    check_hyper(learning_rate=(learning_rate, "positive"), R=(R, "positive"))
 
     def init(key, n_features: int) -> SOLAMState:
         dt = jnp.dtype(dtype)

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from optrank.online._base import Learner
+from optrank.online._base import Learner, check_hyper
 from optrank.online._scw import Info
 
 _MAX_EXP = 30.0
@@ -70,6 +70,8 @@ def uniexp(learning_rate=0.1, *, dtype=jnp.float32) -> Learner:
     >>> s.w.tolist()
     [0.5, 0.0]
     """
+
+    check_hyper(learning_rate=(learning_rate, "positive"))
 
     def init(key, n_features: int) -> UniExpState:
         dt = jnp.dtype(dtype)

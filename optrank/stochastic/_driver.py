@@ -231,18 +231,8 @@ def run_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_ne
     return scan_indices(learner, state, X_pos, X_neg, idx_pos, idx_neg)
 
 
-@partial(jax.jit, static_argnums=(0, 5, 6, 7, 8))
-def run_grid(
-    factory,
-    lams,
-    keys,
-    X_pos,
-    X_neg,
-    n_iter: int,
-    n_runs: int = 1,
-    options: tuple = (),
-    n_features: int | None = None,
-):
+def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
+             options: tuple = (), n_features: int | None = None):
     """Train one learner per value of ``lams`` in one pass with ``jax.vmap`` (jitted).
 
     Parameters
@@ -279,6 +269,32 @@ def run_grid(
     >>> run_grid(asam, jnp.array([0.01, 0.1, 1.0]), keys, Xp, Xn, 20, 2).shape
     (3, 2, 2)
     """
+    return _run_grid(factory, _checked_lams(lams), keys, X_pos, X_neg, n_iter, n_runs,
+                     options, n_features)
+
+
+def _checked_lams(lams):
+    """``lams`` after a check of concrete values (finite, > 0): the factories refuse a
+    bad single value, but under the grid's ``vmap`` it is traced and would run (a
+    negative value ascends the loss and reverses the ranking; 0 gives NaN)."""
+    from optrank.online._base import check_hyper
+
+    check_hyper(lams=(lams, "positive"))
+    return lams
+
+
+@partial(jax.jit, static_argnums=(0, 5, 6, 7, 8))
+def _run_grid(
+    factory,
+    lams,
+    keys,
+    X_pos,
+    X_neg,
+    n_iter: int,
+    n_runs: int = 1,
+    options: tuple = (),
+    n_features: int | None = None,
+):
     if _rows.is_sparse(X_pos) and n_features is None:
         raise ValueError("run_grid needs n_features= for padded sparse rows")
     d = X_pos.shape[1] if n_features is None else n_features

@@ -77,10 +77,11 @@ def psam(
         t = state.t + 1
         step = learning_rate(gamma, t, t0, state.w.dtype)
         w = state.w
-        margin = _rows.pair_margin(w, x_pos, x_neg)
-        coef = hinge_prox_coefficient(margin, _rows.diff_sqnorm(x_pos, x_neg, w.shape[0]), step)
+        diff = _rows.pair_difference(x_pos, x_neg)
+        margin = _rows.dot_difference(w, diff)
+        coef = hinge_prox_coefficient(margin, _rows.sqnorm(diff), step)
         c = (step * coef).astype(w.dtype)
-        w = _rows.add_pair(w, c, x_pos, x_neg)
+        w = _rows.add_difference(w, c, diff)
         return scheduled(state, w, t, t0, r_skip, a_skip, True), StepInfo(margin)
 
     def prox_diff(state: SAMState, x):

@@ -66,20 +66,56 @@ def add_scaled(w: jnp.ndarray, c: jnp.ndarray, row) -> jnp.ndarray:
     return jax.lax.fori_loop(0, idx.shape[0], one, w)
 
 
-def diff_sqnorm(row_a, row_b, n_features: int | None = None) -> jnp.ndarray:
-    """Squared norm ``||row_a - row_b||^2``.
+def pair_difference(x_pos, x_neg):
+    """``x_pos - x_neg`` formed without cancellation.
 
-    For sparse rows the cross term ``row_a @ row_b`` sums the products of entries with
-    equal indices over all ``k_a x k_b`` index pairs (``O(k^2)`` compares, no scatter and no
-    ``O(d)`` work; padding entries have value 0). ``n_features`` is accepted for API
-    compatibility and unused.
+    Dense rows: the difference itself. Padded sparse rows (each with distinct indices,
+    as the drivers' canonical CSR gives): a tuple of two padded rows with disjoint
+    supports whose sum is the difference, ``(ia, va - x_neg[ia])`` and ``(ib, -vb)``
+    kept only where ``x_pos`` has no entry (``O(k_a k_b)`` compares). Subtracting the
+    matched entries first keeps a near-duplicate pair's difference exact; expanding
+    ``||a - b||^2 = ||a||^2 + ||b||^2 - 2 a.b`` in float32 lost it (PSAM's step
+    ``(1 - margin) / ||x||^2`` then moved ``w`` by rounding noise).
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> a = (jnp.array([0, 2]), jnp.array([1.0, 3.0]))
+    >>> b = (jnp.array([2, 3]), jnp.array([1.0, 5.0]))
+    >>> d = pair_difference(a, b)
+    >>> [v.tolist() for _, v in d], float(sqnorm(d))
+    ([[1.0, 2.0], [0.0, -5.0]], 30.0)
     """
-    if not is_sparse(row_a):
-        diff = row_a - row_b
-        return jnp.dot(diff, diff)
-    (ia, va), (ib, vb) = row_a, row_b
-    cross = jnp.sum(jnp.where(ia[:, None] == ib[None, :], va[:, None] * vb[None, :], 0.0))
-    return jnp.dot(va, va) + jnp.dot(vb, vb) - 2.0 * cross
+    if not is_sparse(x_pos):
+        return x_pos - x_neg
+    (ia, va), (ib, vb) = x_pos, x_neg
+    match = ia[:, None] == ib[None, :]
+    own = va - jnp.sum(jnp.where(match, vb[None, :], 0.0), axis=1)
+    rest = jnp.where(jnp.any(match, axis=0), 0.0, -vb)
+    return (ia, own), (ib, rest)
+
+
+def sqnorm(diff) -> jnp.ndarray:
+    """``||diff||^2`` of a :func:`pair_difference`."""
+    if isinstance(diff, tuple) and is_sparse(diff[0]):
+        return sum(jnp.dot(v, v) for _, v in diff)
+    return jnp.dot(diff, diff)
+
+
+def dot_difference(w: jnp.ndarray, diff) -> jnp.ndarray:
+    """``w @ diff`` of a :func:`pair_difference`."""
+    if isinstance(diff, tuple) and is_sparse(diff[0]):
+        return sum(dot(w, part) for part in diff)
+    return jnp.dot(w, diff)
+
+
+def add_difference(w: jnp.ndarray, c: jnp.ndarray, diff) -> jnp.ndarray:
+    """``w + c * diff`` of a :func:`pair_difference`."""
+    if isinstance(diff, tuple) and is_sparse(diff[0]):
+        for part in diff:
+            w = add_scaled(w, c, part)
+        return w
+    return w + c * diff
 
 
 def take(rows, i):

@@ -3,18 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-
-def canonical_csr(X) -> sp.csr_matrix:
-    """``X`` as CSR with sorted indices and no column stored twice in a row (summed, as
-    ``toarray`` would; a squared norm over padded rows would otherwise count ``v1^2 +
-    v2^2`` for ``(v1 + v2)^2``). The caller's matrix is copied, never changed."""
-    X = sp.csr_matrix(X)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()  # also sorts the indices
-    return X
+from optrank._validation import canonical_csr
 
 
 def to_padded(X, dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:

@@ -1,9 +1,9 @@
 """Protocols of Tables C.1 / C.2 / 1 of Smooth Ranking-CG Prototype (reference id 004).
 
-The paper's setup (section 4.1, Appendix B): one stratified train/test split per
-dataset (75% / 25%, Table A.1), features standardised on the training part, 5-fold
-cross-validation over the method's 13- or 14-value grid, refit on the training part,
-test AUC (Table C.1) and the number of features with ``|w| >= 0.001`` (Table C.2).
+The paper's setup (section 4.1, Appendix B): one train/test split per dataset (the
+sizes of Table A.1, i.e. about 75% / 25%), 5-fold cross-validation over the method's
+13- or 14-value grid, refit on the training part, test AUC (Table C.1) and the number
+of features with ``|w| >= 0.001`` (Table C.2).
 The three Ranking SVM baselines work on the dissimilarity matrix (z-scored Euclidean
 distances to every training point, ``features="distance"``); the prototype methods
 learn their own prototypes from the standardised raw features. The distances are taken
@@ -15,6 +15,10 @@ Deviations, because the paper leaves them open or the data differ:
 
 * The split is drawn by :func:`optrank.data.stratified_split` with seed 0 (the paper
   does not say how its single split was drawn), so test sets differ from the paper's.
+* Features are standardised on the training part (the paper does not mention scaling).
+* The baselines put ``C`` on the summed pair loss, ``R(w) + C sum xi`` (eq. 3); the
+  paper's dlib Ranking SVM averages the loss over pairs and its cited L1 / L-infinity
+  code puts ``C`` on the regulariser: docs/ranking_cg.md, "Where the baselines' C sits".
 * 68 of the 73 datasets are in ``shared/data/keel_imbalanced``; ionosphere,
   parkinsons, sonar, survival and votes (UCI) are not and are left out.
 * The baselines' grid is printed with ``10^-1, 5x10^-1`` twice; we read the second

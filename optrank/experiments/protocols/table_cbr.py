@@ -35,12 +35,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from optrank.experiments._protocol import DatasetEntry, Protocol
+from optrank.features._kernels import FOURIER_GAMMA
 
 GRID = [2.0**k for k in range(-10, 11)]
 """The papers' grid ``2^{-10..10}`` for C or the learning rate."""
-
-FOURIER_GAMMA = 1.0 / (2.0 * 100.0**2)
-"""Gaussian kernel width sigma = 100 as ``gamma = 1 / (2 sigma^2)``."""
 
 _T3_DATASETS = (
     DatasetEntry("glass", reference_name="glass"),

@@ -21,7 +21,8 @@ Choices where the paper is open or the data differ (see docs/active_sampling.md)
   evenly) maps to PRSVMPlus over all pairs with per-pair cost ``C B / (N+ N-)``; the
   pairs do not fit in memory for the all-pairs RankSVM QP. PRSVM+ uses the *squared*
   hinge, SVM^perf the hinge: a proxy, not the same model.
-* CRR: sofia-ml's lambda is unreadable in the extraction; ``lam = 1 / (C B)``,
+* CRR: sofia-ml's lambda is unreadable in the extraction; ``lam = 1 / (C B)``, its bias
+  feature ``x_0 = 1`` and no projection (``sgd-svm``),
   100000 SGD steps, ``alpha = 0.5``.
 * Table 6's budget is not stated; B = 8000, b = 100 as in Table 4. Table 6 runs
   ``T6_POOLS = 1`` initial pool x 5 folds per setting (not 10: 44 settings x 4 data
