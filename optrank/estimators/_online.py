@@ -42,6 +42,11 @@ _ROW_DTYPES = (np.float64, np.float32)
 learner's dtype, and scores are computed in float64 by ``linear_scores``)."""
 
 
+DIVERGED = "the learner's state is not finite after this stream"
+"""Start of the warning of a stream whose updates overflowed (filter on it to silence
+the warning where diverging fits are expected, e.g. a grid search's large steps)."""
+
+
 def _precision(dtype: str):
     """Context enabling JAX float64 when asked for (a no-op for float32)."""
     import jax
@@ -216,7 +221,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         with _precision(self.dtype):
             rows = X if isinstance(X, tuple) else self._stream_rows(X)
             # a state unpickled as numpy (__getstate__) goes back to JAX at its precision
-            before = self.state_ = as_state_dtype(self.state_, self.dtype)
+            self.state_ = as_state_dtype(self.state_, self.dtype)
             self.state_, _ = run(self._learner(), self.state_, rows, y_pm,
                                  n_features=self.n_features_in_, order=order)
         # JAX dispatches asynchronously: without this, fit would return before the stream
@@ -224,18 +229,20 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         jax.block_until_ready(self.state_)
         import jax.numpy as jnp
 
-        if not all(bool(jnp.isfinite(leaf).all())
+        # numpy on the host: a float64 state must not pass through jnp with x64 off
+        if not all(np.isfinite(np.asarray(leaf)).all()
                    for leaf in jax.tree_util.tree_leaves(self.state_)
                    if jnp.issubdtype(leaf.dtype, jnp.floating)):
-            self.state_ = before  # the state before this stream, which was finite
-            raise ValueError(
-                f"the learner's state is not finite after this stream ({self.dtype}, "
-                f"{self._spec()[1]}): its updates overflowed; scale the features, change "
-                "the step parameters or use dtype='float64'")
+            # a warning, not an error: a grid search (PrefixTuned, the runner's CV) fits
+            # diverging points on purpose and scores them NaN, so they are never chosen
+            warnings.warn(
+                f"{DIVERGED} ({self.dtype}, {self._spec()[1]}): its updates overflowed and "
+                "its scores are NaN or inf; scale the features, change the step parameters "
+                "or use dtype='float64'", RuntimeWarning, stacklevel=3)
         weights = next((getattr(self.state_, f) for f in ("mu", "w") if f in self.state_._fields),
                        None)
         if (weights is not None and len(getattr(self, "classes_", ())) == 2
-                and not bool(jnp.any(weights != 0))):
+                and not np.asarray(weights).any()):
             warnings.warn(
                 f"{type(self).__name__} made no update: its weights are still 0 after "
                 "instances of both classes (identical rows, or features so small that every "

@@ -8,6 +8,8 @@ use the same helpers for their own ``C_grid`` / ``width_grid``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
@@ -15,6 +17,7 @@ from sklearn.utils import get_tags
 
 from optrank._validation import is_count, is_positive, rng_from
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.estimators._online import DIVERGED
 
 
 def _stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -65,7 +68,9 @@ def _select_on_batch(est, grid, default, X, y, fixed, n_splits=3):
     for point in grid:
         aucs = []
         for tr, va in folds:
-            model = clone(est).set_params(**fixed, **point).fit(X[tr], y[tr])
+            with warnings.catch_warnings():  # a diverging point scores NaN, never chosen
+                warnings.filterwarnings("ignore", message=DIVERGED)
+                model = clone(est).set_params(**fixed, **point).fit(X[tr], y[tr])
             s = model.decision_function(X[va])
             aucs.append(roc_auc_score(y[va], s) if np.all(np.isfinite(s)) else np.nan)
         scores[tuple(point.values())] = float(np.mean(aucs))

@@ -16,6 +16,7 @@ import json
 import logging
 import sys
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from optrank.estimators._online import DIVERGED
 from optrank.experiments._cache import CellCache, cell_key, grid_point_key
 from optrank.experiments._protocol import DatasetEntry, Protocol
 from optrank.experiments._report import summarise, to_markdown
@@ -249,10 +251,12 @@ def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -
     fold_aucs = np.empty((len(folds), len(grid)))
     for f, (tr, va) in enumerate(folds):
         Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
-        for j, model in enumerate(_fitted_along(protocol, grid, Xtr, y[tr])):
-            scores = model.decision_function(Xva)
-            finite = np.all(np.isfinite(scores))
-            fold_aucs[f, j] = auc(y[va], scores) if finite else float("nan")
+        with warnings.catch_warnings():  # diverging grid points score NaN (above)
+            warnings.filterwarnings("ignore", message=DIVERGED)
+            for j, model in enumerate(_fitted_along(protocol, grid, Xtr, y[tr])):
+                scores = model.decision_function(Xva)
+                finite = np.all(np.isfinite(scores))
+                fold_aucs[f, j] = auc(y[va], scores) if finite else float("nan")
     return [
         float(np.mean(col)) if np.isfinite(col).any() else float("nan") for col in fold_aucs.T
     ]
