@@ -367,3 +367,4 @@ def test_cbr_warns_when_it_never_moves():
         warnings.simplefilter("error", RuntimeWarning)
         CBR(random_state=0).fit(X, y)
         CBR(random_state=0).partial_fit(X[y == 1], y[y == 1])  # one class: nothing to learn
+        CBR(random_state=0).partial_fit(X[y == 1], y[y == 1], classes=[-1, 1])

@@ -171,6 +171,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
 
     def _start(self, n_features: int):
         self._check_params()
+        self._signs_seen = frozenset()  # the classes streamed so far (as -1 / +1)
         with _precision(self.dtype):
             self.state_ = self._learner().init(self._key(), n_features)
         self._structure_ = self._spec()[2]
@@ -227,6 +228,15 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         # JAX dispatches asynchronously: without this, fit would return before the stream
         # is learned and a caller timing fit would measure the dispatch alone
         jax.block_until_ready(self.state_)
+        self._signs_seen = getattr(self, "_signs_seen", frozenset()) | set(
+            np.unique(np.asarray(y_pm)).tolist())
+        self._warn_if_degenerate()
+        return self
+
+    def _warn_if_degenerate(self):
+        """Warn after a stream that left the state non-finite, or the weights at 0 although
+        both classes have been streamed (every pair step skipped)."""
+        import jax
         import jax.numpy as jnp
 
         # numpy on the host: a float64 state must not pass through jnp with x64 off
@@ -238,17 +248,15 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             warnings.warn(
                 f"{DIVERGED} ({self.dtype}, {self._spec()[1]}): its updates overflowed and "
                 "its scores are NaN or inf; scale the features, change the step parameters "
-                "or use dtype='float64'", RuntimeWarning, stacklevel=3)
+                "or use dtype='float64'", RuntimeWarning, stacklevel=4)
         weights = next((getattr(self.state_, f) for f in ("mu", "w") if f in self.state_._fields),
                        None)
-        if (weights is not None and len(getattr(self, "classes_", ())) == 2
-                and not np.asarray(weights).any()):
+        if weights is not None and len(self._signs_seen) == 2 and not np.asarray(weights).any():
             warnings.warn(
                 f"{type(self).__name__} made no update: its weights are still 0 after "
                 "instances of both classes (identical rows, or features so small that every "
                 "pair's variance falls below the 1e-12 cut-off of the step: standardise X)",
-                RuntimeWarning, stacklevel=3)
-        return self
+                RuntimeWarning, stacklevel=4)
 
     def _labels(self, y):
         y = np.asarray(y)
