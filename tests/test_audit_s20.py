@@ -368,3 +368,50 @@ def test_cbr_warns_when_it_never_moves():
         CBR(random_state=0).fit(X, y)
         CBR(random_state=0).partial_fit(X[y == 1], y[y == 1])  # one class: nothing to learn
         CBR(random_state=0).partial_fit(X[y == 1], y[y == 1], classes=[-1, 1])
+
+
+@pytest.mark.parametrize("factory, grid", [
+    ("cbr", {"C": [-1.0, 1.0]}), ("cbr", {"eta": [1.0, 0.3, 0.7]}),
+    ("opauc", {"learning_rate": [-0.1, 0.1]}),
+])
+def test_online_run_grid_checks_its_grid(factory, grid):
+    # traced under the vmap, C = -1 gave a frozen learner and learning_rate = -0.1 a
+    # reversed ranker (AUC 0.104), while the factories refused the single values
+    X, y = _toy(n=30)
+    name = next(iter(grid))
+    with pytest.raises(ValueError, match=name):
+        online.run_grid(getattr(online, factory), grid, X, y)
+
+
+def test_prefix_tuned_fallback_is_quiet_and_recorded():
+    # the whole-stream fit of a tuned point that diverges is recorded in diverged_, but
+    # it warned DIVERGED (and numpy's invalid-value warning) for a model that is fine
+    import warnings
+
+    from optrank import OPAUC, PrefixTuned
+
+    X, y = _toy(n=800)
+    X[100:] *= 1e4  # the prefix is tame, the rest makes the larger steps diverge
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = PrefixTuned(OPAUC(random_state=0),
+                            {"learning_rate": [2.0**k for k in range(-30, 4, 3)]},
+                            shuffle=False, random_state=0).fit(X, y)
+    assert model.diverged_ and np.isfinite(model.decision_function(X)).all()
+
+
+def test_sparse_psam_with_rows_padded_at_a_real_column():
+    # optrank.online pads its rows with index 0 and value 0: a padding slot of x_pos
+    # matched x_neg's entry at column 0 and subtracted it again
+    import jax
+
+    from optrank.stochastic import psam
+
+    x_pos, x_neg = np.array([1.0, 0, 0, 0]), np.array([2.0, 0, 3.0, 0.5])
+    pa = (jnp.array([0, 0, 0, 0]), jnp.array([1.0, 0, 0, 0]))
+    pb = (jnp.array([0, 2, 3, 0]), jnp.array([2.0, 3.0, 0.5, 0]))
+    learner = psam(0.1, t0=1.0)
+    s0 = learner.init(jax.random.key(0), 4)
+    w_sparse = learner.update(s0, pa, pb)[0].w
+    w_dense = learner.update(s0, jnp.asarray(x_pos), jnp.asarray(x_neg))[0].w
+    np.testing.assert_allclose(np.asarray(w_sparse), np.asarray(w_dense), rtol=1e-6)

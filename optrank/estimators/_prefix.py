@@ -68,10 +68,11 @@ def _select_on_batch(est, grid, default, X, y, fixed, n_splits=3):
     for point in grid:
         aucs = []
         for tr, va in folds:
-            with warnings.catch_warnings():  # a diverging point scores NaN, never chosen
+            # a diverging point scores NaN and is never chosen
+            with warnings.catch_warnings(), np.errstate(invalid="ignore", over="ignore"):
                 warnings.filterwarnings("ignore", message=DIVERGED)
                 model = clone(est).set_params(**fixed, **point).fit(X[tr], y[tr])
-            s = model.decision_function(X[va])
+                s = model.decision_function(X[va])
             aucs.append(roc_auc_score(y[va], s) if np.all(np.isfinite(s)) else np.nan)
         scores[tuple(point.values())] = float(np.mean(aucs))
     vals = np.array(list(scores.values()))
@@ -207,8 +208,12 @@ class PrefixTuned(RankerMixin, BaseEstimator):
         # y is -1/+1 now: the clones must not map it again with the estimator's pos_label
         relabel = {"pos_label": None} if self.pos_label is not None else {}
         for point in _by_score(best, points, self.tune_scores_):
-            model = clone(self.estimator).set_params(**point, **relabel).fit(X, y)
-            if np.all(np.isfinite(model.decision_function(X))):
+            # a point that diverges here is recorded in diverged_, not warned about
+            with warnings.catch_warnings(), np.errstate(invalid="ignore", over="ignore"):
+                warnings.filterwarnings("ignore", message=DIVERGED)
+                model = clone(self.estimator).set_params(**point, **relabel).fit(X, y)
+                finite = np.all(np.isfinite(model.decision_function(X)))
+            if finite:
                 break
             self.diverged_.append(point)
         else:

@@ -251,7 +251,8 @@ def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -
     fold_aucs = np.empty((len(folds), len(grid)))
     for f, (tr, va) in enumerate(folds):
         Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
-        with warnings.catch_warnings():  # diverging grid points score NaN (above)
+        # diverging grid points score NaN (above), without a word
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", over="ignore"):
             warnings.filterwarnings("ignore", message=DIVERGED)
             for j, model in enumerate(_fitted_along(protocol, grid, Xtr, y[tr])):
                 scores = model.decision_function(Xva)

@@ -36,9 +36,9 @@ def check_hyper(**values) -> None:
 
     Keyword ``name=(value, rule)`` with ``rule`` one of ``"positive"``, ``"nonnegative"``
     or ``"confidence"`` (``eta``: ``phi = Phi^{-1}(eta)`` is > 0 only above 0.5 and
-    infinite at 1). Numbers and arrays (a grid for ``run_grid``) are checked entry by
-    entry and must be finite; a traced value (under ``jit`` or ``vmap``) cannot be
-    inspected and is left to the caller.
+    infinite at 1). Numbers and arrays are checked entry by entry and must be finite
+    (:func:`run_grid` builds the factory once on its concrete grid for this); a traced
+    value (under ``jit`` or ``vmap``) cannot be inspected and is left to the caller.
 
     Examples
     --------
@@ -235,6 +235,9 @@ def run_grid(factory: Callable[..., Learner], grid: dict, X, Y, *, key=None,
     """
     d = _n_features(X, n_features)
     key = jax.random.PRNGKey(0) if key is None else key
+    # built once on the concrete grid, so the factory checks every value (under the
+    # jitted vmap below they are traced and cannot be)
+    factory(**{k: np.asarray(v) for k, v in grid.items()}, **static)
     grid = {k: jnp.asarray(v) for k, v in grid.items()}
     static_items = tuple(sorted(static.items(), key=lambda kv: kv[0]))
     _check_labels(Y, skip_zero_labels)

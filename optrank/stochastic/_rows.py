@@ -71,8 +71,8 @@ def pair_difference(x_pos, x_neg):
 
     Dense rows: the difference itself. Padded sparse rows (each with distinct indices,
     as the drivers' canonical CSR gives): a tuple of two padded rows with disjoint
-    supports whose sum is the difference, ``(ia, va - x_neg[ia])`` and ``(ib, -vb)``
-    kept only where ``x_pos`` has no entry (``O(k_a k_b)`` compares). Subtracting the
+    nonzero values whose sum is the difference, ``(ia, va - x_neg[ia])`` and ``(ib, -vb)``
+    kept only where ``x_pos`` has no nonzero entry (``O(k_a k_b)`` compares). Subtracting the
     matched entries first keeps a near-duplicate pair's difference exact; expanding
     ``||a - b||^2 = ||a||^2 + ||b||^2 - 2 a.b`` in float32 lost it (PSAM's step
     ``(1 - margin) / ||x||^2`` then moved ``w`` by rounding noise).
@@ -89,9 +89,12 @@ def pair_difference(x_pos, x_neg):
     if not is_sparse(x_pos):
         return x_pos - x_neg
     (ia, va), (ib, vb) = x_pos, x_neg
-    match = ia[:, None] == ib[None, :]
-    own = va - jnp.sum(jnp.where(match, vb[None, :], 0.0), axis=1)
-    rest = jnp.where(jnp.any(match, axis=0), 0.0, -vb)
+    # only nonzero entries of x_pos take a match: padding slots (value 0) may carry a real
+    # column's index (the online rows pad with index 0), and a zero entry adds nothing,
+    # so an x_neg entry it would have matched is as well kept in ``rest``
+    taken = jnp.where((ia[:, None] == ib[None, :]) & (va[:, None] != 0), vb[None, :], 0.0)
+    own = va - jnp.sum(taken, axis=1)
+    rest = jnp.sum(taken, axis=0) - vb  # 0 exactly where matched (one match per column)
     return (ia, own), (ib, rest)
 
 
