@@ -92,9 +92,9 @@ def pair_difference(x_pos, x_neg):
     # only nonzero entries of x_pos take a match: padding slots (value 0) may carry a real
     # column's index (the online rows pad with index 0), and a zero entry adds nothing,
     # so an x_neg entry it would have matched is as well kept in ``rest``
-    taken = jnp.where((ia[:, None] == ib[None, :]) & (va[:, None] != 0), vb[None, :], 0.0)
-    own = va - jnp.sum(taken, axis=1)
-    rest = jnp.sum(taken, axis=0) - vb  # 0 exactly where matched (one match per column)
+    match = ((ia[:, None] == ib[None, :]) & (va[:, None] != 0)).astype(va.dtype)
+    own = va - match @ vb
+    rest = vb * (jnp.sum(match, axis=0) - 1.0)  # 0 where matched (one match per column)
     return (ia, own), (ib, rest)
 
 
