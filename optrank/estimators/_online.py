@@ -11,6 +11,7 @@ be resumed with bit-identical results.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 
 import numpy as np
@@ -22,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from optrank._persist import feature_names_meta, load_npz, restore_feature_names, save_npz
 from optrank._validation import (
     binary_labels,
+    canonical_csr,
     check_cast_range,
     check_positive_fields,
     is_count,
@@ -43,8 +45,16 @@ learner's dtype, and scores are computed in float64 by ``linear_scores``)."""
 
 
 DIVERGED = "the learner's state is not finite after this stream"
-"""Start of the warning of a stream whose updates overflowed (filter on it to silence
-the warning where diverging fits are expected, e.g. a grid search's large steps)."""
+"""Start of the warning of a stream whose updates overflowed (see :func:`quiet_divergence`)."""
+
+
+@contextlib.contextmanager
+def quiet_divergence():
+    """Silence the :data:`DIVERGED` warning and numpy's overflow / invalid-value warnings
+    where diverging fits are expected and scored NaN (a grid search's large steps)."""
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", over="ignore"):
+        warnings.filterwarnings("ignore", message=DIVERGED)
+        yield
 
 
 def _precision(dtype: str):
@@ -56,11 +66,23 @@ def _precision(dtype: str):
     return contextlib.nullcontext()
 
 
+@functools.cache
+def _all_finite():
+    """A jitted ``state -> bool``: whether every floating-point leaf is finite."""
+    import jax
+    import jax.numpy as jnp
+
+    def check(state):
+        leaves = [leaf for leaf in jax.tree_util.tree_leaves(state)
+                  if jnp.issubdtype(leaf.dtype, jnp.floating)]
+        return jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in leaves]))
+
+    return jax.jit(check)
+
+
 def _padded_rows(X: sp.csr_matrix, dtype):
     """CSR rows as ``(indices, values)`` padded with value 0 to the longest row (a column
     stored twice in a row is summed first)."""
-    from optrank._validation import canonical_csr
-
     X = canonical_csr(X)
     counts = np.diff(X.indptr)
     width = max(int(counts.max(initial=0)), 1)
@@ -236,13 +258,11 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
     def _warn_if_degenerate(self):
         """Warn after a stream that left the state non-finite, or the weights at 0 although
         both classes have been streamed (every pair step skipped)."""
-        import jax
-        import jax.numpy as jnp
-
-        # numpy on the host: a float64 state must not pass through jnp with x64 off
-        if not all(np.isfinite(np.asarray(leaf)).all()
-                   for leaf in jax.tree_util.tree_leaves(self.state_)
-                   if jnp.issubdtype(leaf.dtype, jnp.floating)):
+        # one reduction on the device (no host copy of the buffers); in the state's
+        # precision, so a float64 state does not pass through jnp with x64 off
+        with _precision(self.dtype):
+            finite = bool(_all_finite()(self.state_))
+        if not finite:
             # a warning, not an error: a grid search (PrefixTuned, the runner's CV) fits
             # diverging points on purpose and scores them NaN, so they are never chosen
             warnings.warn(

@@ -8,8 +8,6 @@ use the same helpers for their own ``C_grid`` / ``width_grid``.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import ParameterGrid
@@ -17,7 +15,7 @@ from sklearn.utils import get_tags
 
 from optrank._validation import is_count, is_positive, rng_from
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
-from optrank.estimators._online import DIVERGED
+from optrank.estimators._online import quiet_divergence
 
 
 def _stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -69,8 +67,7 @@ def _select_on_batch(est, grid, default, X, y, fixed, n_splits=3):
         aucs = []
         for tr, va in folds:
             # a diverging point scores NaN and is never chosen
-            with warnings.catch_warnings(), np.errstate(invalid="ignore", over="ignore"):
-                warnings.filterwarnings("ignore", message=DIVERGED)
+            with quiet_divergence():
                 model = clone(est).set_params(**fixed, **point).fit(X[tr], y[tr])
                 s = model.decision_function(X[va])
             aucs.append(roc_auc_score(y[va], s) if np.all(np.isfinite(s)) else np.nan)
@@ -209,8 +206,7 @@ class PrefixTuned(RankerMixin, BaseEstimator):
         relabel = {"pos_label": None} if self.pos_label is not None else {}
         for point in _by_score(best, points, self.tune_scores_):
             # a point that diverges here is recorded in diverged_, not warned about
-            with warnings.catch_warnings(), np.errstate(invalid="ignore", over="ignore"):
-                warnings.filterwarnings("ignore", message=DIVERGED)
+            with quiet_divergence():
                 model = clone(self.estimator).set_params(**point, **relabel).fit(X, y)
                 finite = np.all(np.isfinite(model.decision_function(X)))
             if finite:

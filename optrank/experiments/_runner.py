@@ -16,7 +16,6 @@ import json
 import logging
 import sys
 import time
-import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from optrank.estimators._online import DIVERGED
+from optrank.estimators._online import quiet_divergence
 from optrank.experiments._cache import CellCache, cell_key, grid_point_key
 from optrank.experiments._protocol import DatasetEntry, Protocol
 from optrank.experiments._report import summarise, to_markdown
@@ -252,8 +251,7 @@ def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -
     for f, (tr, va) in enumerate(folds):
         Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
         # diverging grid points score NaN (above), without a word
-        with warnings.catch_warnings(), np.errstate(invalid="ignore", over="ignore"):
-            warnings.filterwarnings("ignore", message=DIVERGED)
+        with quiet_divergence():
             for j, model in enumerate(_fitted_along(protocol, grid, Xtr, y[tr])):
                 scores = model.decision_function(Xva)
                 finite = np.all(np.isfinite(scores))

@@ -98,23 +98,28 @@ def pair_difference(x_pos, x_neg):
     return (ia, own), (ib, rest)
 
 
+def _is_split(diff) -> bool:
+    """Whether a :func:`pair_difference` is the two-row form of sparse rows."""
+    return isinstance(diff, tuple) and is_sparse(diff[0])
+
+
 def sqnorm(diff) -> jnp.ndarray:
     """``||diff||^2`` of a :func:`pair_difference`."""
-    if isinstance(diff, tuple) and is_sparse(diff[0]):
+    if _is_split(diff):
         return sum(jnp.dot(v, v) for _, v in diff)
     return jnp.dot(diff, diff)
 
 
 def dot_difference(w: jnp.ndarray, diff) -> jnp.ndarray:
     """``w @ diff`` of a :func:`pair_difference`."""
-    if isinstance(diff, tuple) and is_sparse(diff[0]):
+    if _is_split(diff):
         return sum(dot(w, part) for part in diff)
     return jnp.dot(w, diff)
 
 
 def add_difference(w: jnp.ndarray, c: jnp.ndarray, diff) -> jnp.ndarray:
     """``w + c * diff`` of a :func:`pair_difference`."""
-    if isinstance(diff, tuple) and is_sparse(diff[0]):
+    if _is_split(diff):
         for part in diff:
             w = add_scaled(w, c, part)
         return w
