@@ -221,6 +221,7 @@ def bench_pesg(X, y):
 
 
 def main():
+    global REPEATS
     import jax
 
     import optrank.stochastic  # noqa: F401  (its XLA setting precedes the first compile)
@@ -228,7 +229,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", nargs="*", help="cases to run (default: all)")
     parser.add_argument("--no-pesg", action="store_true", help="skip LibAUC's PESG")
+    parser.add_argument("--repeats", type=int, default=REPEATS,
+                        help=f"timed epochs per learner after the warm-up (default {REPEATS})")
     opts = parser.parse_args()
+    REPEATS = opts.repeats
     args, skip_pesg = opts.datasets, opts.no_pesg
 
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}, lambda={LAM}, "

@@ -53,6 +53,8 @@ _LAZY = {
     "PersistentHighs": "optrank.solvers",
     "DistanceFeatures": "optrank.models._prototype_features",
     "prsvm_dask_fit": "optrank.models._prsvm_dask",
+    "loop_device": "optrank._loop_device",
+    "current_loop_device": "optrank._loop_device",
 }
 _SUBMODULES = {
     "bayes",

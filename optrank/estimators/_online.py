@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from optrank._loop_device import loop_context
 from optrank._persist import feature_names_meta, load_npz, restore_feature_names, save_npz
 from optrank._validation import (
     binary_labels,
@@ -54,15 +55,6 @@ def quiet_divergence():
     with warnings.catch_warnings(), np.errstate(invalid="ignore", over="ignore"):
         warnings.filterwarnings("ignore", message=DIVERGED)
         yield
-
-
-def _precision(dtype: str):
-    """Context enabling JAX float64 when asked for (a no-op for float32)."""
-    import jax
-
-    if dtype == "float64" and not jax.config.jax_enable_x64:
-        return jax.enable_x64(True)
-    return contextlib.nullcontext()
 
 
 def _padded_rows(X: sp.csr_matrix, dtype):
@@ -179,7 +171,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
     def _start(self, n_features: int):
         self._check_params()
         self._signs_seen = frozenset()  # the classes streamed so far (as -1 / +1)
-        with _precision(self.dtype):
+        with loop_context(self.dtype):
             self.state_ = self._learner().init(self._key(), n_features)
         self._structure_ = self._spec()[2]
 
@@ -203,7 +195,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
                   if f in hyper or (f == "phi" and "eta" in hyper)]
         import jax
 
-        with _precision(self.dtype):  # the key only draws what is not copied
+        with loop_context(self.dtype):  # the key only draws what is not copied
             fresh = self._learner().init(jax.random.PRNGKey(0), self.n_features_in_)
         self.state_ = self.state_._replace(**{f: getattr(fresh, f) for f in fields})
 
@@ -226,7 +218,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
 
         from optrank.online import run
 
-        with _precision(self.dtype):
+        with loop_context(self.dtype):
             rows = X if isinstance(X, tuple) else self._stream_rows(X)
             # a state unpickled as numpy (__getstate__) goes back to JAX at its precision
             self.state_ = as_state_dtype(self.state_, self.dtype)
@@ -348,7 +340,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         template = clone(self)
         X, y_pm = template._begin(X, y)
         factory, _, static = template._spec()
-        with _precision(self.dtype):
+        with loop_context(self.dtype):
             grid = {k: jnp.asarray([float(v) for v in values], template.dtype)
                     for k, values in _columns([m._spec()[1] for m in models]).items()}
             states, _ = run_grid(factory, grid, template._stream_rows(X), y_pm,
@@ -452,7 +444,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         if coef is not None:
             return linear_scores(X, coef)
         X = X.toarray() if sp.issparse(X) else X
-        with _precision(self.dtype):
+        with loop_context(self.dtype):
             state = as_state_dtype(self.state_, self.dtype)
             return np.asarray(self._learner().score(state, X.astype(self.dtype)),
                               dtype=np.float64)
@@ -513,7 +505,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         est.classes_ = np.asarray(meta["classes"])
         restore_feature_names(est, meta)
         est._start(est.n_features_in_)
-        with _precision(est.dtype):
+        with loop_context(est.dtype):
             est.state_ = state_from_arrays(est.state_, _with_projections(arrays, est.state_))
         return est
 

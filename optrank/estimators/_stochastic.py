@@ -10,7 +10,6 @@ Fourier) are the same learners on a feature map given by ``features=``.
 
 from __future__ import annotations
 
-import contextlib
 from functools import lru_cache
 
 import numpy as np
@@ -18,6 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.multiclass import type_of_target
 
+from optrank._loop_device import loop_context
 from optrank._validation import (
     check_cast_range,
     check_count_fields,
@@ -46,15 +46,6 @@ def _learner(kind: str, lam: float, t0: float, r_skip: int, a_skip: int):
         return stochastic.sam(lam, t0=t0, r_skip=r_skip)
     factory = stochastic.asam if kind == "asam" else stochastic.psam
     return factory(lam, t0=t0, r_skip=r_skip, a_skip=a_skip)
-
-
-def _precision(dtype: str):
-    """Context enabling JAX float64 when asked for (a no-op for float32)."""
-    import jax
-
-    if dtype == "float64" and not jax.config.jax_enable_x64:
-        return jax.enable_x64(True)
-    return contextlib.nullcontext()
 
 
 DENSE_MAX_FEATURES = 1024
@@ -213,7 +204,7 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         from optrank.stochastic import run
 
         learner = self._get_learner()
-        with _precision(self.dtype):
+        with loop_context(self.dtype):
             Xp, Xn = (_to_jax_rows(Z[y == s], self.dtype) for s in (1, -1))
             state = getattr(self, "state_", None)
             if state is not None:  # e.g. unpickled: floating leaves as numpy (__getstate__)

@@ -24,9 +24,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from optrank._loop_device import loop_context
 from optrank._validation import rng_from
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
-from optrank.estimators._online import CBR, OAM, SOLAM, _precision, grid_points
+from optrank.estimators._online import CBR, OAM, SOLAM, grid_points
 from optrank.features import NystromFeatures
 from optrank.features import _cache as embedding_cache
 
@@ -84,7 +85,7 @@ class _ShuffledPasses:
         # copying and converting the whole matrix on every pass (15 SOLAM passes over
         # 31,750 x 1600 float64 rows, loaded machine: 4.6 -> 4.1 s).
         X, y_pm = self._begin(X, y)
-        with _precision(self.dtype):
+        with loop_context(self.dtype):
             rows = jax.tree_util.tree_map(jnp.asarray, self._stream_rows(X))
             y_pm = jnp.asarray(y_pm)
         for _ in range(passes):
