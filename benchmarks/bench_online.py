@@ -5,8 +5,9 @@ CBR-diag at d = 54, 123, 300 and full CBR at d = 54, scanning ``--n`` instances
 (default 100,000) with the jitted driver (float32, the default). The same learner written
 as the papers' code would be - a Python loop over instances and buffer slots with numpy
 vector operations (float64) - is timed on a ``--n-numpy`` prefix; rates are per pair
-update. Full CBR skips the update of a pair without loss (its step size is 0), in both
-implementations; CBR-diag updates every pair, in both. Since a pair's cost then depends
+update. Both learners skip the update of a pair without loss (its step size is 0), in
+both implementations (CBR-diag since 2026-11-26; it updated every pair before). Since a
+pair's cost then depends
 on the loss, and a ranker early in the stream errs more often, the JAX learner is also
 timed on the numpy loop's prefix (row ``prefix``): that row's ratio compares the same
 pairs. Compilation is excluded (the stream is run once to compile, then timed).
@@ -87,13 +88,12 @@ def time_grid(X, Y, diagonal):
     return int(np.asarray(info.n_pairs).sum()), wall, cpu
 
 
-def numpy_cbr(X, Y, diagonal, C=1.0, eta=0.7, size=BUFFER, skip=None):
+def numpy_cbr(X, Y, diagonal, C=1.0, eta=0.7, size=BUFFER, skip=True):
     """CBR / CBR-diag as the papers' loop code: Python over instances and slots, one numpy
     vector operation per step (float64). The per-pair scalars are Python floats with
     ``math.sqrt``: numpy-scalar arithmetic and ``np.sqrt`` on scalars would make the loop
-    ~15% slower without touching the vector work. ``skip`` (default: as the JAX learner,
-    True for full CBR) leaves out the update of a pair whose step size is 0."""
-    skip = not diagonal if skip is None else skip
+    ~15% slower without touching the vector work. ``skip`` (default True, as the JAX
+    learners) leaves out the update of a pair whose step size is 0."""
     n, d = X.shape
     phi = float(norm.ppf(eta))
     psi, zeta = 1 + phi**2 / 2, 1 + phi**2

@@ -205,11 +205,16 @@ def _pair_diag(mu, cov, z, y, C, phi, ok):
     m = y * m
     # precision form G = 1/cov: G <- G + gain z^2 (Sherman-Morrison on the diagonal)
     alpha, gain = scw_gain(m, v, C, phi, ok)
-    return (
-        mu + alpha * y * sz,
-        cov / (1.0 + gain * sz * z),
-        jnp.where(ok, scw_loss(m, v, phi), 0.0),
+    # A pair without loss has alpha = gain = 0 and would leave mu and cov as they are: skip
+    # its two vector passes and the division (1.2x per pair at d = 54, 1.4x at d = 300 on
+    # the benchmark stream, where most pairs of a trained ranker have no loss; under vmap,
+    # as in run_grid, the cond becomes a select and both sides run, as before)
+    mu, cov = jax.lax.cond(
+        alpha > 0,
+        lambda: (mu + alpha * y * sz, cov / (1.0 + gain * sz * z)),
+        lambda: (mu, cov),
     )
+    return mu, cov, jnp.where(ok, scw_loss(m, v, phi), 0.0)
 
 
 def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
