@@ -114,7 +114,7 @@ def _sweep_projected(mu, L, P, x, xl, y, opp, data, mask, C, phi):
     def _next_in_loss(start, m, v):
         live = mask & (slots >= start)
         alpha, _ = scw_coefficients(m, v, C, phi, live)
-        hit = alpha > 0
+        hit = alpha != 0  # a NaN step (an overflowing pair) is stepped: it poisons the state
         j = jnp.where(hit.any(), jnp.argmax(hit), k)
         loss = jnp.where(live & (slots <= j), scw_loss(m, v, phi), 0.0).sum()
         return j, loss
@@ -210,7 +210,7 @@ def _pair_diag(mu, cov, z, y, C, phi, ok):
     # the benchmark stream, where most pairs of a trained ranker have no loss; under vmap,
     # as in run_grid, the cond becomes a select and both sides run, as before)
     mu, cov = jax.lax.cond(
-        alpha > 0,
+        alpha != 0,  # not alpha > 0: a NaN step must still poison the state (DIVERGED)
         lambda: (mu + alpha * y * sz, cov / (1.0 + gain * sz * z)),
         lambda: (mu, cov),
     )
