@@ -4,13 +4,14 @@ The online learners, the stochastic AUC learners, CRR's SGD and the dual coordin
 descent of the active-sampling RankSVM are ``lax.scan`` / ``fori_loop`` programs with one
 small step per instance or per pair. On a GPU every step costs a near-fixed launch and
 synchronisation latency, whatever its size; measured on an NVIDIA H100 (docs/gpu.md):
-about 17 us per step, against 0.2 us on one CPU core, so that CBR-diag at d = 54 ran at
-6.6e4 pair updates per second on the GPU and 8.0e6 on the CPU of the same machine, and an
-ASAM epoch on covtype took 0.77 s against 0.045 s. JAX places a computation on its default
-device, the GPU when one is installed, so the estimators that run such loops pin them to
-the CPU by default. The GPU pays off only when many models share each step: a vmapped grid
-of 2,100 CBR-diag models ran 1.2e8 pair updates per second there (23 times one CPU model),
-a grid of 512 ASAM lambdas 2.3 ms per epoch per lambda.
+about 17 us per step, against about 0.12 us on one CPU core, so that CBR-diag at d = 54
+ran at 6.6e4 pair updates per second on the GPU and 8.0e6 on the CPU of the same machine,
+and an ASAM epoch on covtype took 0.77 s against 0.044 s (a 2-core CPU machine). JAX
+places a computation on its default device, the GPU when one is installed, so the
+estimators that run such loops pin them to the CPU by default. The GPU pays off only
+when many models share each step: a vmapped grid of 2,100 CBR-diag models ran 1.2e8 pair
+updates per second there (23 times one CPU model), a grid of 512 ASAM lambdas 2.3 ms per
+epoch per lambda.
 
 The choice, in order of precedence:
 
@@ -20,9 +21,10 @@ The choice, in order of precedence:
 
 A value is ``"cpu"``, ``"default"`` (JAX's own placement: the GPU where there is one), a
 JAX platform name (``"gpu"``, ``"cuda"``, ``"rocm"``, ``"tpu"``: its first device) or a
-``jax.Device``. Batch solvers whose work is large array operations (PRSVM+'s Newton oracle
-with ``backend="jax"``, the Ranking-CG pricing) are not pinned: they follow JAX's
-placement, and PRSVM+ fits covtype 15 times faster on the H100 than with numpy.
+``jax.Device``. The Ranking-CG pricing (a loop of small Adam steps, not measured on a GPU)
+is pinned too. PRSVM+'s Newton oracle (``backend="jax"``), whose work is a few large array
+operations per iteration, is not: it follows JAX's placement, and PRSVM+ fitted covtype
+15 times faster on the H100 than with numpy.
 The functional drivers (:func:`optrank.online.run`, :func:`optrank.stochastic.run` ...)
 are not pinned either: they run where their inputs and JAX's default device say, as any
 JAX function; wrap a call in ``with jax.default_device(jax.devices("cpu")[0]):`` to
@@ -36,6 +38,7 @@ import contextvars
 import os
 
 ENV = "OPTRANK_LOOP_DEVICE"
+_DEFAULT = "the default"  # a source: neither loop_device() nor the environment
 _PLATFORMS = ("cpu", "gpu", "cuda", "rocm", "tpu")
 _choice: contextvars.ContextVar = contextvars.ContextVar("optrank_loop_device", default=None)
 
@@ -58,7 +61,7 @@ def _resolve(choice, source: str):
     try:
         return jax.devices(choice)[0]
     except RuntimeError as exc:
-        if choice == "cpu":  # JAX_PLATFORMS without cpu: JAX's placement is all there is
+        if source == _DEFAULT:  # JAX_PLATFORMS without cpu: JAX's placement is all there is
             return None
         raise RuntimeError(
             f"no JAX {choice!r} device for the sequential loops (from {source}): {exc}"
@@ -70,16 +73,19 @@ def current_loop_device():
 
     Examples
     --------
-    >>> current_loop_device().platform
-    'cpu'
+    >>> with loop_device("cpu"):
+    ...     print(current_loop_device().platform)
+    cpu
     >>> with loop_device("default"):
     ...     print(current_loop_device())
     None
     """
     choice = _choice.get()
-    if choice is None:
-        return _resolve(os.environ.get(ENV, "cpu"), ENV)
-    return _resolve(choice, "loop_device()")
+    if choice is not None:
+        return _resolve(choice, "loop_device()")
+    if ENV in os.environ:
+        return _resolve(os.environ[ENV], ENV)
+    return _resolve("cpu", _DEFAULT)
 
 
 @contextlib.contextmanager
@@ -91,7 +97,11 @@ def loop_device(device):
     device : {"cpu", "default", "gpu", "cuda", "rocm", "tpu"} or jax.Device
         ``"default"`` leaves the placement to JAX (its default device, the GPU where one is
         installed): worth it only for large vmapped grids (``fit_grid`` with hundreds of
-        points); a single stream runs ~100 times faster on the CPU.
+        points); single fits ran 5 to 150 times faster on the CPU (docs/gpu.md).
+
+    The setting is a context variable of the calling thread: worker threads (joblib,
+    ``GridSearchCV(n_jobs=...)``) and processes (Dask, loky) do not inherit it; set
+    ``OPTRANK_LOOP_DEVICE`` in their environment instead.
 
     Examples
     --------

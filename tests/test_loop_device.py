@@ -17,14 +17,19 @@ import optrank
 from optrank._loop_device import ENV, current_loop_device, loop_device
 
 
+@pytest.fixture(autouse=True)
+def _no_loop_device_in_the_environment(monkeypatch):
+    """These tests state the default themselves (a user may export OPTRANK_LOOP_DEVICE)."""
+    monkeypatch.delenv(ENV, raising=False)
+
+
 @pytest.fixture
 def data():
     X, y = optrank.data.load_embedded()
     return np.asarray(X[:120], dtype=np.float64), np.asarray(y[:120])
 
 
-def test_default_is_the_cpu(monkeypatch):
-    monkeypatch.delenv(ENV, raising=False)
+def test_default_is_the_cpu():
     assert current_loop_device() == jax.devices("cpu")[0]
 
 
@@ -50,6 +55,23 @@ def test_bad_values_are_refused(monkeypatch):
         pass
     monkeypatch.setenv(ENV, "fastest")
     with pytest.raises(ValueError, match=ENV):
+        current_loop_device()
+
+
+def test_without_a_cpu_backend_only_the_default_falls_back(monkeypatch):
+    real = jax.devices
+
+    def devices(backend=None):
+        if backend == "cpu":
+            raise RuntimeError("Unknown backend cpu")
+        return real(backend)
+
+    monkeypatch.setattr(jax, "devices", devices)
+    assert current_loop_device() is None  # the default: JAX's placement is all there is
+    with pytest.raises(RuntimeError, match="no JAX 'cpu' device"), loop_device("cpu"):
+        pass
+    monkeypatch.setenv(ENV, "cpu")
+    with pytest.raises(RuntimeError, match=ENV):
         current_loop_device()
 
 
@@ -158,3 +180,55 @@ def test_results_do_not_depend_on_the_setting(data):
     else:  # another device's float32 arithmetic: same ranking up to rounding
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
+
+
+_TWO_DEVICES = r"""
+import os, pickle, tempfile
+import jax, numpy as np
+jax.config.update("jax_default_device", jax.devices()[1])  # stands for a GPU
+import optrank
+X, y = optrank.data.load_embedded()
+X, y = np.asarray(X[:150], np.float64), np.asarray(y[:150])
+jax.config.update("jax_transfer_guard_device_to_device", "disallow")  # no silent copies
+def where(state):
+    return sorted({str(d) for leaf in jax.tree_util.tree_leaves(state)
+                   if isinstance(leaf, jax.Array) for d in leaf.devices()})
+out = {}
+m = optrank.CBR(random_state=0).fit(X, y)
+m.partial_fit(X[:10], y[:10]); m.learn_one(X[0], y[0]); m.decision_function(X)
+out["fit"] = where(m.state_)
+ms = optrank.CBR(diagonal=True, random_state=0).fit_grid(X, y, {"C": [0.1, 1.0, 10.0]})
+ms[1].partial_fit(X[:10], y[:10])
+out["fit_grid"] = sorted({d for model in ms for d in where(model.state_)})
+m2 = pickle.loads(pickle.dumps(m)); m2.partial_fit(X[:10], y[:10])
+out["pickled online"] = where(m2.state_)
+a = optrank.ASAM(epochs=1, random_state=0).fit(X, y)
+a2 = pickle.loads(pickle.dumps(a)); a2.partial_fit(X, y)
+out["pickled stochastic"] = where(a2.state_)
+np.testing.assert_array_equal(a2.coef_, a.partial_fit(X, y).coef_)
+with tempfile.TemporaryDirectory() as tmp:
+    m.save(os.path.join(tmp, "m.npz"))
+    m3 = optrank.CBR.load(os.path.join(tmp, "m.npz")); m3.partial_fit(X[:10], y[:10])
+    out["loaded"] = where(m3.state_)
+print(out)
+"""
+
+
+def test_no_state_crosses_to_jax_default_device():
+    """Two host devices stand for the CPU and a GPU: JAX's default is device 1, the loop
+    device the CPU's device 0, and JAX refuses every device-to-device copy. fit_grid's
+    per-model slices, and states unpickled (numpy leaves, typed keys), once went to the
+    default device and crossed back at the next use."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, JAX_PLATFORMS="cpu",
+               XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    env.pop(ENV, None)
+    proc = subprocess.run([sys.executable, "-c", _TWO_DEVICES], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    places = eval(proc.stdout.strip().splitlines()[-1])  # noqa: S307 (our own output)
+    assert set(places) == {"fit", "fit_grid", "pickled online", "pickled stochastic", "loaded"}
+    assert all(p == ["TFRT_CPU_0"] or p == ["cpu:0"] for p in places.values()), places

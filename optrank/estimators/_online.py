@@ -346,14 +346,16 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             states, _ = run_grid(factory, grid, template._stream_rows(X), y_pm,
                                  key=template._key(), n_features=template.n_features_in_,
                                  **static)
-        jax.block_until_ready(states)
-        for i, model in enumerate(models):
-            model.n_features_in_ = template.n_features_in_
-            model.classes_ = template.classes_
-            if hasattr(template, "feature_names_in_"):
-                model.feature_names_in_ = template.feature_names_in_
-            model.state_ = jax.tree_util.tree_map(lambda a, i=i: a[i], states)
-            model._structure_ = static  # what partial_fit's structural check compares to
+            jax.block_until_ready(states)
+            for i, model in enumerate(models):
+                model.n_features_in_ = template.n_features_in_
+                model.classes_ = template.classes_
+                if hasattr(template, "feature_names_in_"):
+                    model.feature_names_in_ = template.feature_names_in_
+                # sliced on the loop device too: outside, each slice would copy the whole
+                # stacked state to JAX's default device (a GPU) and leave it there
+                model.state_ = jax.tree_util.tree_map(lambda a, i=i: a[i], states)
+                model._structure_ = static  # what partial_fit's structural check compares to
         return models
 
     def partial_fit(self, X, y, classes=None):

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from optrank._loop_device import on_loop_device
 from optrank.models._prototype_features import euclidean_distances
 
 
@@ -161,12 +162,13 @@ def price(X, a, n_starts: int = 1, learning_rate: float = 1e-3, max_steps: int =
     order = np.argsort(-np.abs(values), kind="stable")[: max(1, int(n_starts))]
     signs = np.where(values[order] >= 0, 1.0, -1.0)
     Xp, ap = pad_rows(X, a)
-    Xj = jnp.asarray(Xp)
-    cast = lambda v: jnp.asarray(np.asarray(v), dtype=Xj.dtype)  # noqa: E731
-    qs, fs, steps = _ascend_all(Xj, cast(ap), cast(X[order]), cast(signs),
-                                float(learning_rate), int(max_steps), float(tol))
-    best = int(np.argmax(np.asarray(fs)))
-    q = np.asarray(qs[best], dtype=np.float64)
+    with on_loop_device():  # a loop of small Adam steps: the CPU unless asked otherwise
+        Xj = jnp.asarray(Xp)
+        cast = lambda v: jnp.asarray(np.asarray(v), dtype=Xj.dtype)  # noqa: E731
+        qs, fs, steps = _ascend_all(Xj, cast(ap), cast(X[order]), cast(signs),
+                                    float(learning_rate), int(max_steps), float(tol))
+        best = int(np.argmax(np.asarray(fs)))
+        q = np.asarray(qs[best], dtype=np.float64)
     value = abs(float(euclidean_distances(X, q[None, :]).ravel() @ a))
     init_value = float(abs(values[order[0]]))
     if value < init_value:  # float32 round-off: keep the training point exactly
