@@ -11,7 +11,8 @@ leaves the device idle, and the way to use it is to train many models in the sam
 * stochastic: ASAM and PSAM over one epoch of covtype's 80% split (464,809 iterations,
   as ``bench_stochastic.py``), seconds per epoch per lambda (lambda in 1e-8..1e-2).
 
-Each figure is the best of 2 runs after a compiling run. Usage::
+Each figure is the best of 2 runs after a compiling run; an online row whose models end
+with non-finite weights is marked NOT FINITE. Usage::
 
     python benchmarks/bench_grid_scaling.py [--n 2000] [--sizes 1,21,210,2100]
         [--stochastic-sizes 1,4,64,512] [--skip-stochastic]
@@ -47,11 +48,15 @@ def online_rows(n, sizes):
         X, Y = (jnp.asarray(a) for a in stream(n, d))
         for size in sizes:
             grid = {"C": jnp.tile(2.0 ** jnp.arange(-10, 11), size // 21 + 1)[:size]}
-            (_, info), sec = best(lambda g=grid, X=X, Y=Y, diag=diagonal: jax.block_until_ready(
-                run_grid(cbr, g, X, Y, buffer_size=50, policy="fifo", diagonal=diag)))
+            (states, info), sec = best(lambda g=grid, X=X, Y=Y, diag=diagonal:
+                                       jax.block_until_ready(run_grid(
+                                           cbr, g, X, Y, buffer_size=50, policy="fifo",
+                                           diagonal=diag)))
             pairs = int(np.asarray(info.n_pairs).sum())
+            finite = bool(np.isfinite(np.asarray(states.mu)).all())
             print(f"{name:9s} {d:4d} G={size:<5d} {sec:8.3f} s  {pairs / sec:10.3g} pairs/s "
-                  f"({pairs / sec / size:9.3g} per model)", flush=True)
+                  f"({pairs / sec / size:9.3g} per model){'' if finite else '  NOT FINITE'}",
+                  flush=True)
 
 
 def stochastic_rows(sizes):
