@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 
-from optrank._loop_device import on_loop_device
+from optrank._loop_device import loop_context
 from optrank._validation import (
     check_count_fields,
     check_nonnegative_fields,
@@ -180,7 +180,7 @@ class CRR(_LinearRanker):
         Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         if self.bias:
             Xd = np.hstack([np.ones((Xd.shape[0], 1)), Xd])
-        with jax.enable_x64(True), on_loop_device():
+        with loop_context("float64"):
             w = np.asarray(_crr_sgd(jnp.asarray(Xd), jnp.asarray(first), jnp.asarray(second),
                                     jnp.asarray(sign), lam, bool(self.project)))
         self.coef_ = w[1:] if self.bias else w

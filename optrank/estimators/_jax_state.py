@@ -4,7 +4,7 @@ A JAX array unpickled while JAX's x64 mode is off comes back in float32, so an e
 with ``dtype="float64"`` would go on, after a pickle or joblib round trip (a Dask worker,
 a saved model), at the lower precision, or stop with a dtype mismatch in its compiled
 loop. The estimators pickle the floating leaves of their state as numpy arrays
-(:func:`host_floats`) and cast them back under their own precision before the next use
+(:func:`host_leaves`) and cast them back under their own precision before the next use
 (:func:`as_state_dtype`). The integer and boolean leaves (buffer masks, counters, a raw
 PRNG key) travel as numpy too: a JAX array is unpickled onto JAX's default device, the GPU
 where there is one, and the state would then cross from there to the loop device
@@ -41,9 +41,9 @@ def _numeric(leaf) -> bool:
     return isinstance(dtype, np.dtype) and dtype.kind in "fiub"
 
 
-def host_floats(state):
+def host_leaves(state):
     """``state`` with its floating, integer and boolean JAX arrays as numpy arrays (same
-    dtypes and values; the name is that of its first use, the floating leaves)."""
+    dtypes and values) and a typed PRNG key as a :class:`HostKey`."""
     import jax
 
     def leaf(a):
@@ -73,9 +73,9 @@ def as_state_dtype(state, dtype):
     return jax.tree_util.tree_map(leaf, state)
 
 
-def getstate_with_host_floats(obj) -> dict:
-    """``obj.__dict__`` for pickling, with ``state_`` as :func:`host_floats` makes it."""
+def getstate_with_host_leaves(obj) -> dict:
+    """``obj.__dict__`` for pickling, with ``state_`` as :func:`host_leaves` makes it."""
     state = obj.__dict__.copy()
     if state.get("state_") is not None:
-        state["state_"] = host_floats(state["state_"])
+        state["state_"] = host_leaves(state["state_"])
     return state

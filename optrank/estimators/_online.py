@@ -35,7 +35,7 @@ from optrank.estimators._base import (
     validate_predict_data,
     validate_ranking_data,
 )
-from optrank.estimators._jax_state import as_state_dtype, getstate_with_host_floats
+from optrank.estimators._jax_state import as_state_dtype, getstate_with_host_leaves
 from optrank.features._kernels import FOURIER_GAMMA
 
 _DTYPES = ("float32", "float64")
@@ -454,7 +454,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
     def __getstate__(self):
         """The state's floating arrays pickled as numpy, at their precision
         (:mod:`optrank.estimators._jax_state`); the stream casts them back."""
-        return getstate_with_host_floats(self)
+        return getstate_with_host_leaves(self)
 
     @property
     def coef_(self):

@@ -31,7 +31,7 @@ from optrank.estimators._base import (
     validate_predict_data,
     validate_ranking_data,
 )
-from optrank.estimators._jax_state import as_state_dtype, getstate_with_host_floats
+from optrank.estimators._jax_state import as_state_dtype, getstate_with_host_leaves
 from optrank.features import _cache as embedding_cache
 
 _DTYPES = ("float32", "float64")
@@ -231,7 +231,7 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
     def __getstate__(self):
         """The state's floating arrays pickled as numpy, at their precision
         (:mod:`optrank.estimators._jax_state`); :meth:`_train` casts them back."""
-        return getstate_with_host_floats(self)
+        return getstate_with_host_leaves(self)
 
     # -- prediction ---------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:
