@@ -24,6 +24,7 @@ from optrank._validation import (
 from optrank.estimators._base import (
     RankerMixin,
     check_validation_set,
+    input_attributes_kept_on_error,
     validate_predict_data,
     validate_ranking_data,
 )
@@ -143,11 +144,13 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
     def fit(self, X, y, X_val=None, y_val=None):
         """Run active sampling on (X, y); ``X_val, y_val`` feed the AUC history."""
         self._check_params()
-        X, y = validate_ranking_data(self, X, y)
+        with input_attributes_kept_on_error(self):
+            X, y = validate_ranking_data(self, X, y)
+            eval_set = self._eval_set(X, y, X_val, y_val)
         rng = rng_from(self.random_state)
         cands = Candidates.from_labels(y, self._gamma(y))
         budget = self._effective_budget(cands)
-        run = _Run(X, y, cands, budget, self, rng, self._eval_set(X, y, X_val, y_val),
+        run = _Run(X, y, cands, budget, self, rng, eval_set,
                    track=self.track_history or X_val is not None)
         run.execute()
         self._set_fitted(run)

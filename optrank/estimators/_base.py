@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -39,22 +41,51 @@ def _classifier_tags():
     return ClassifierTags(multi_class=False)
 
 
+_INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_")
+"""What the validation of a fit's data sets on the estimator."""
+
+
+@contextmanager
+def input_attributes_kept_on_error(estimator: BaseEstimator):
+    """Restore ``n_features_in_``, ``feature_names_in_`` and ``classes_`` if the block raises.
+
+    scikit-learn's ``validate_data(reset=True)`` sets them before the labels or a
+    validation set are checked; a fit that then refuses its data must not leave a fitted
+    estimator with the new inputs' description and the old coefficients. Wrap the
+    checks of a fit's inputs in it (:func:`validate_ranking_data` does).
+    """
+    kept = {name: getattr(estimator, name) for name in _INPUT_ATTRIBUTES
+            if name in vars(estimator)}
+    try:
+        yield
+    except BaseException:
+        for name in _INPUT_ATTRIBUTES:
+            if name in kept:
+                setattr(estimator, name, kept[name])
+            else:
+                vars(estimator).pop(name, None)
+        raise
+
+
 def validate_ranking_data(estimator: BaseEstimator, X, y, *, accept_sparse=True, reset=True,
                           dtype=np.float64):
     """Validate (X, y) for fit: finite X of ``dtype`` (float64; a tuple keeps an input
     of any of its types, else converts to the first), y mapped to {-1, +1}, both classes
     present.
 
-    Sets ``classes_`` (the original label values, negative first) and ``n_features_in_``.
+    Sets ``classes_`` (the original label values, negative first) and ``n_features_in_``
+    (and ``feature_names_in_``) only when the data pass: bad data leave a fitted
+    estimator as it was, consistent with its coefficients.
     """
-    X, y_raw = validate_data(
-        estimator, X, y, accept_sparse="csr" if accept_sparse else False, dtype=dtype,
-        reset=reset,
-    )
-    X = canonical(X)  # a column stored twice in a row counts once, summed
-    pos_label = getattr(estimator, "pos_label", None)
-    y_pm = binary_labels(y_raw, pos_label)
-    require_two_classes(y_pm)
+    with input_attributes_kept_on_error(estimator):
+        X, y_raw = validate_data(
+            estimator, X, y, accept_sparse="csr" if accept_sparse else False, dtype=dtype,
+            reset=reset,
+        )
+        X = canonical(X)  # a column stored twice in a row counts once, summed
+        pos_label = getattr(estimator, "pos_label", None)
+        y_pm = binary_labels(y_raw, pos_label)
+        require_two_classes(y_pm)
     classes = np.unique(y_raw)
     if pos_label is not None:
         classes = np.array(sorted(classes, key=lambda v: v == pos_label))

@@ -31,6 +31,7 @@ from optrank._validation import (
 from optrank.estimators._base import (
     RankerMixin,
     check_validation_set,
+    input_attributes_kept_on_error,
     validate_predict_data,
     validate_ranking_data,
 )
@@ -104,16 +105,18 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
 
     def fit(self, X, y, X_val=None, y_val=None):
         """Run column generation on (X, y); ``X_val, y_val`` add a validation AUC to history."""
-        X, y = validate_ranking_data(self, X, y, accept_sparse=False)
-        if self.first_prototype not in FIRST_PROTOTYPE:
-            raise ValueError(f"first_prototype must be one of {FIRST_PROTOTYPE}, "
-                             f"got {self.first_prototype!r}")
-        check_count_fields(self, ("max_prototypes", "n_starts", "max_pricing_steps"))
-        check_positive_fields(self, ("learning_rate",))
-        check_nonnegative_fields(self, ("tol", "pricing_tol"))
-        val = check_validation_set(X_val, y_val, X.shape[1], getattr(self, "pos_label", None))
-        if val is not None and not isinstance(val[0], np.ndarray):
-            raise ValueError("X_val must be dense: the prototype distances are dense")
+        with input_attributes_kept_on_error(self):
+            X, y = validate_ranking_data(self, X, y, accept_sparse=False)
+            if self.first_prototype not in FIRST_PROTOTYPE:
+                raise ValueError(f"first_prototype must be one of {FIRST_PROTOTYPE}, "
+                                 f"got {self.first_prototype!r}")
+            check_count_fields(self, ("max_prototypes", "n_starts", "max_pricing_steps"))
+            check_positive_fields(self, ("learning_rate",))
+            check_nonnegative_fields(self, ("tol", "pricing_tol"))
+            val = check_validation_set(X_val, y_val, X.shape[1],
+                                       getattr(self, "pos_label", None))
+            if val is not None and not isinstance(val[0], np.ndarray):
+                raise ValueError("X_val must be dense: the prototype distances are dense")
         pairs = PairSet.all_pairs(y)
         C, box = self._master_terms()
         # a path is replayed only when a refit would repeat it: a random first prototype

@@ -27,6 +27,7 @@ from optrank._validation import (
 from optrank.estimators._base import (
     RankerMixin,
     check_validation_set,
+    input_attributes_kept_on_error,
     linear_scores,
     validate_predict_data,
     validate_ranking_data,
@@ -159,8 +160,9 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         """
         self._check_params()
         _check_binary(y)
-        X, y = validate_ranking_data(self, X, y)
-        self._check_validation(X_val, y_val, X.shape[1])
+        with input_attributes_kept_on_error(self):
+            X, y = validate_ranking_data(self, X, y)
+            self._check_validation(X_val, y_val, X.shape[1])
         for attr in ("state_", "history_", "n_iter_", "_stream_params"):
             self.__dict__.pop(attr, None)
         Z = self._fit_features(X)
@@ -187,13 +189,13 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
             self._check_stream()
         _check_binary(y)
         known = None if first else self.classes_
-        X, y = validate_ranking_data(self, X, y, reset=first)
-        if known is not None and set(self.classes_.tolist()) != set(known.tolist()):
-            new = sorted(set(self.classes_.tolist()) - set(known.tolist()))
-            self.classes_ = known
-            raise ValueError(f"y holds {new} besides the classes {known.tolist()} the stream "
-                             "started with; a bipartite ranker learns two classes")
-        self._check_validation(X_val, y_val, X.shape[1])
+        with input_attributes_kept_on_error(self):
+            X, y = validate_ranking_data(self, X, y, reset=first)
+            if known is not None and set(self.classes_.tolist()) != set(known.tolist()):
+                new = sorted(set(self.classes_.tolist()) - set(known.tolist()))
+                raise ValueError(f"y holds {new} besides the classes {known.tolist()} the "
+                                 "stream started with; a bipartite ranker learns two classes")
+            self._check_validation(X_val, y_val, X.shape[1])
         Z = self._fit_features(X) if first else self._features(X)
         self._train(Z, y, 1, X_val, y_val)
         return self
