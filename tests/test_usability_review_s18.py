@@ -164,10 +164,11 @@ def test_dataset_fingerprint_is_public():
     assert dataset_fingerprint is inner
 
 
-def test_no_highs_banner_on_stdout():
+@pytest.mark.parametrize("solver", ["highs", "cvxpy:HIGHS"])  # cvxpy's: since 2026-11-26
+def test_no_highs_banner_on_stdout(solver):
     code = ("import numpy as np; from optrank import RankSVM; "
             "X = np.random.default_rng(0).normal(size=(20, 2)); y = np.where(X[:, 0] > 0, 1, -1); "
-            "RankSVM().fit(X, y); print('fitted')")
+            f"RankSVM(solver={solver!r}).fit(X, y); print('fitted')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120).stdout
     assert out.strip() == "fitted"  # was preceded by "Running HiGHS ... Copyright ..."

@@ -107,9 +107,10 @@ class CvxpyBackend:
             # as the highs backend: dual simplex stalls on all-pairs duals, IPX does not
             kwargs.setdefault("highs_options", {"solver": "ipm"})
         if method == "HIGHS":  # HiGHS's one thread pool per process (see _highs.py)
-            from optrank.solvers._highs import prepare_threads
+            from optrank.solvers._highs import absorb_banner, prepare_threads
 
             prepare_threads(options.get("threads", 0))
+            absorb_banner()  # cvxpy's Highs() would print it to stdout
         t1 = time.perf_counter()
         try:
             problem.solve(solver=method, **kwargs)

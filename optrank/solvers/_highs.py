@@ -142,6 +142,16 @@ def quiet_highs():
     return h
 
 
+def absorb_banner() -> None:
+    """Print HiGHS's once-per-process banner into ``os.devnull`` now, if it is still due.
+
+    For code that makes its own ``Highs`` objects (cvxpy's HIGHS interface): after this,
+    their construction prints nothing.
+    """
+    if not _BANNER_SHOWN:
+        quiet_highs()
+
+
 def _without_stdout(make):
     """``make()`` with the process's file descriptor 1 sent to ``os.devnull``."""
     import os
