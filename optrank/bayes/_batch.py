@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from optrank._validation import check_positive_fields
-from optrank.bayes._linalg import GaussianFactor, gaussian_from_precision
+from optrank.bayes._linalg import GaussianFactor
 from optrank.bayes._tpbn import GammaFactor, TPBNFactors, gamma_log_prior
 from optrank.bayes._variational import (
     Problem,
     State,
-    pair_moments,
     predicted_mean,
     residual_f,
     residual_G,
@@ -72,11 +71,10 @@ def init_state(prob: Problem, hyper: BatchHyper, rng: np.random.Generator) -> St
     (scores tied to a zero model) before the pairs pull the weights out; a ridge
     start (plus a small seeded jitter on the scores) avoids that (docs/bayes.md).
     """
-    P, nb, nl = prob.K.shape
+    P, nb, nl = prob.shape
     y = np.zeros(nl)
     y[prob.pos], y[prob.neg] = 1.0, -1.0
-    mean_kernel = prob.K.mean(axis=0)
-    a0 = gaussian_from_precision(mean_kernel @ mean_kernel.T + np.eye(nb), mean_kernel @ y).mean
+    a0 = prob.ridge_start(y)
     G = predicted_mean(prob, a0)
     e0 = np.full(P, 1.0 / P)
     f = e0 @ G + 0.01 * rng.standard_normal(nl)
@@ -86,8 +84,8 @@ def init_state(prob: Problem, hyper: BatchHyper, rng: np.random.Generator) -> St
         G=GaussianFactor(G, np.zeros((P, P)), 0.0),
         f_mean=f,
         f_var=np.zeros(nl),
-        theta_b=np.ones((len(prob.pos), len(prob.neg))),
-        theta_inv=np.ones((len(prob.pos), len(prob.neg))),
+        theta_b=prob.pair_ones(),
+        theta_inv=prob.pair_ones(),
         upsilon=GammaFactor(hyper.alpha_upsilon, hyper.beta_upsilon),
         c=GammaFactor(hyper.alpha_c, hyper.beta_c),
     )
@@ -147,6 +145,8 @@ def expand(res: BatchResult, prob: Problem) -> tuple[float, float]:
     st.keep_predicted(prob, pred / s)
     if st.a_prec is not None:
         st.a_prec *= u  # in place: update_a built it, nothing else holds it (n x n)
+    if st.a_prec_terms is not None:
+        st.a_prec_terms = tuple(term * u for term in st.a_prec_terms)
     st.trace_a_kk /= u
     st.G = GaussianFactor(st.G.mean / s, st.G.cov / u, st.G.logdet_cov - 2.0 * P * np.log(s))
     st.f_mean = st.f_mean + t
@@ -169,9 +169,7 @@ def elbo(res: BatchResult, prob: Problem, hyper: BatchHyper) -> float:
 
 def _elbo_pairs(s: State, prob: Problem) -> float:
     """Pseudo-likelihood and ``q(theta)``: the ``E[log theta]`` and ``<theta>`` terms cancel."""
-    zeta, zeta2 = pair_moments(s, prob)
-    C, b, W = prob.C, s.theta_b, s.theta_inv
-    return float(np.sum(-C * zeta - 0.5 * (C**2 * zeta2 - b) * W - np.sqrt(b)))
+    return prob.pair_elbo(s.f_mean, s.f_var, s.theta_b, s.theta_inv)
 
 
 def _elbo_scores(s: State, prob: Problem) -> float:
@@ -239,7 +237,7 @@ def fit_batch(
     True
     """
     rng = np.random.default_rng(0) if rng is None else rng
-    P, nb, _ = prob.K.shape
+    P, nb, _ = prob.shape
     res = BatchResult(
         state=init_state(prob, hyper, rng),
         tpbn_a=TPBNFactors(hyper.alpha_a, hyper.beta_a, nb),
@@ -257,4 +255,15 @@ def fit_batch(
             res.converged = True
             break
     logger.debug("B2RMK stopped after %d sweeps, ELBO %.6g", len(res.elbo), res.elbo[-1])
+    _to_host(res.state, prob)
     return res
+
+
+def _to_host(s: State, prob: Problem) -> None:
+    """Leave the result in host arrays: the pair factors, and ``q(a)``'s precision where a
+    device problem kept only its terms (:func:`update_a`)."""
+    s.theta_b, s.theta_inv = prob.host(s.theta_b), prob.host(s.theta_inv)
+    if s.a_prec is None and s.a_prec_terms is not None:
+        ups, prior = s.a_prec_terms
+        s.a_prec = prob.host_precision(ups, prior)
+        s.a_prec_terms = None

@@ -53,6 +53,75 @@ class Problem:
     def n_loss(self) -> int:
         return self.K.shape[2]
 
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """``(P, n_basis, n_loss)``."""
+        return self.K.shape
+
+    # -- the operations that touch the kernel stack or the pairs (n^2 and more) ----------
+    # :class:`optrank.bayes._device.DeviceProblem` gives the same methods on a JAX device;
+    # the factor updates below use nothing else of a problem's kernels or pairs.
+
+    def predicted(self, a: np.ndarray) -> np.ndarray:
+        """``A[m, l] = sum_b a_b K[m, b, l]``, shape ``(P, n_loss)``."""
+        P, _, nl = self.K.shape
+        return (a @ self.Kflat).reshape(P, nl)
+
+    def kernel_rhs(self, G: np.ndarray) -> np.ndarray:
+        """``sum_m K_m g_m``: ``Kflat @ G.ravel()``, shape ``(n_basis,)``."""
+        return self.Kflat @ G.ravel()
+
+    def a_posterior(self, ups: float, prior_prec: np.ndarray, rhs: np.ndarray, full: bool):
+        """``(GaussianFactor, precision)`` of ``q(a)`` with precision ``ups KK + prior_prec``
+        (``prior_prec`` a matrix or the vector of a diagonal)."""
+        prec = self.host_precision(ups, prior_prec)
+        return gaussian_from_precision(prec, rhs, full=full), prec
+
+    def ridge_start(self, y: np.ndarray) -> np.ndarray:
+        """Kernel ridge weights of ``y`` on the mean kernel: ``(M M^T + I)^-1 M y``."""
+        mean_kernel = self.K.mean(axis=0)
+        return gaussian_from_precision(mean_kernel @ mean_kernel.T + np.eye(len(mean_kernel)),
+                                       mean_kernel @ y).mean
+
+    def pair_ones(self) -> np.ndarray:
+        """An ``(n_pos, n_neg)`` array of ones (the first ``q(theta)`` moments)."""
+        return np.ones((len(self.pos), len(self.neg)))
+
+    def pair_factors(self, f_mean: np.ndarray, f_var: np.ndarray):
+        """``q(theta_ij) = GIG(1/2, 1, b_ij)``, ``b_ij = C^2 <(1 - f_i + f_j)^2>``: returns
+        ``(b, <1/theta>)``."""
+        zeta2 = _pair_moments(f_mean, f_var, self.pos, self.neg)[1]
+        b = np.maximum(self.C**2 * zeta2, 1e-300)
+        return b, half_gig_moments(b).mean_inv
+
+    def pair_sums(self, W) -> tuple[np.ndarray, np.ndarray]:
+        """Row and column sums of a pair array."""
+        return W.sum(axis=1), W.sum(axis=0)
+
+    def pair_matvec(self, W, v: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """``W @ v``, or ``W.T @ v``."""
+        return W.T @ v if transpose else W @ v
+
+    def pair_elbo(self, f_mean: np.ndarray, f_var: np.ndarray, b, W) -> float:
+        """Pseudo-likelihood and ``q(theta)`` terms of the ELBO (the ``E[log theta]`` and
+        ``<theta>`` terms cancel)."""
+        zeta, zeta2 = _pair_moments(f_mean, f_var, self.pos, self.neg)
+        C = self.C
+        return float(np.sum(-C * zeta - 0.5 * (C**2 * zeta2 - b) * W - np.sqrt(b)))
+
+    def host(self, array) -> np.ndarray:
+        """``array`` as a numpy array (it is one already here)."""
+        return array
+
+    def host_precision(self, ups: float, prior_prec: np.ndarray) -> np.ndarray:
+        """``ups KK + prior_prec`` (prior: a matrix or the vector of a diagonal)."""
+        prec = ups * self.KK
+        if prior_prec.ndim == 1:
+            prec.flat[:: len(prec) + 1] += prior_prec
+        else:
+            prec += prior_prec
+        return prec
+
 
 @dataclass
 class State:
@@ -69,6 +138,9 @@ class State:
     c: GammaFactor
     trace_a_kk: float = 0.0
     a_prec: np.ndarray | None = None
+    # (ups, prior precision) of q(a)'s precision ups KK + prior when a_prec is not kept
+    # (a device problem): a_prec = ups KK + prior, built on the host when needed
+    a_prec_terms: tuple | None = None
     be_prec: np.ndarray | None = None
     # (a.mean, weak reference to prob, predicted_mean(prob, a.mean)): see predicted()
     a_pred: tuple | None = field(default=None, init=False, repr=False, compare=False)
@@ -119,8 +191,7 @@ def _diag(cov: np.ndarray) -> np.ndarray:
 
 def predicted_mean(prob: Problem, a: np.ndarray) -> np.ndarray:
     """``A[m, l] = sum_b a_b K[m, b, l]``: the means of ``G`` given ``a``."""
-    P, _, nl = prob.K.shape
-    return (a @ prob.Kflat).reshape(P, nl)
+    return prob.predicted(a)
 
 
 def update_a(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: np.ndarray, full: bool):
@@ -131,14 +202,10 @@ def update_a(s: State, prob: Problem, prior_prec: np.ndarray, prior_rhs: np.ndar
     ``diag Sigma`` is formed, so the prior must be diagonal (either form).
     """
     ups = s.upsilon.mean
-    prec = ups * prob.KK
-    if prior_prec.ndim == 1:
-        prec.flat[:: len(prec) + 1] += prior_prec
-    else:
-        prec += prior_prec
-    rhs = ups * (prob.Kflat @ s.G.mean.ravel()) + prior_rhs
-    s.a = gaussian_from_precision(prec, rhs, full=full)
-    s.a_prec = prec
+    rhs = ups * prob.kernel_rhs(s.G.mean) + prior_rhs
+    s.a, s.a_prec = prob.a_posterior(ups, prior_prec, rhs, full)
+    # a device problem keeps its n x n precision there: how to rebuild it on the host
+    s.a_prec_terms = None if s.a_prec is not None else (ups, np.array(prior_prec))
     if full and prior_prec.ndim == 2:
         tr_prior = float(np.sum(s.a.cov * prior_prec))  # both symmetric
     else:  # a diagonal prior (required with full=False): only diag Sigma is needed
@@ -302,16 +369,18 @@ def update_be(s: State, prior_prec: np.ndarray, prior_rhs: np.ndarray) -> None:
 
 def update_theta(s: State, prob: Problem) -> None:
     """``q(theta_ij) = GIG(1/2, 1, C^2 <(1 - f_i + f_j)^2>)``."""
-    zeta, zeta2 = pair_moments(s, prob)
-    s.theta_b = np.maximum(prob.C**2 * zeta2, 1e-300)
-    s.theta_inv = half_gig_moments(s.theta_b).mean_inv
+    s.theta_b, s.theta_inv = prob.pair_factors(s.f_mean, s.f_var)
 
 
 def pair_moments(s: State, prob: Problem):
     """``<zeta_ij>`` and ``<zeta_ij^2>`` for ``zeta_ij = 1 - f_i + f_j``."""
-    fp, fn = s.f_mean[prob.pos], s.f_mean[prob.neg]
+    return _pair_moments(s.f_mean, s.f_var, prob.pos, prob.neg)
+
+
+def _pair_moments(f_mean, f_var, pos, neg):
+    fp, fn = f_mean[pos], f_mean[neg]
     zeta = 1.0 - fp[:, None] + fn[None, :]
-    zeta2 = zeta**2 + s.f_var[prob.pos][:, None] + s.f_var[prob.neg][None, :]
+    zeta2 = zeta**2 + f_var[pos][:, None] + f_var[neg][None, :]
     return zeta, zeta2
 
 
@@ -325,12 +394,13 @@ def update_f(s: State, prob: Problem) -> None:
     C, c, W = prob.C, s.c.mean, s.theta_inv
     h = model_scores(s)
     fn = s.f_mean[prob.neg]
-    prec = C**2 * W.sum(axis=1) + c
-    rhs = C * len(prob.neg) + C**2 * W @ (1.0 + fn) + c * h[prob.pos]
+    rows, cols = prob.pair_sums(W)
+    prec = C**2 * rows + c
+    rhs = C * len(prob.neg) + C**2 * prob.pair_matvec(W, 1.0 + fn) + c * h[prob.pos]
     s.f_mean[prob.pos], s.f_var[prob.pos] = rhs / prec, 1.0 / prec
     fp = s.f_mean[prob.pos]
-    prec = C**2 * W.sum(axis=0) + c
-    rhs = -C * len(prob.pos) + C**2 * W.T @ (fp - 1.0) + c * h[prob.neg]
+    prec = C**2 * cols + c
+    rhs = -C * len(prob.pos) + C**2 * prob.pair_matvec(W, fp - 1.0, True) + c * h[prob.neg]
     s.f_mean[prob.neg], s.f_var[prob.neg] = rhs / prec, 1.0 / prec
 
 

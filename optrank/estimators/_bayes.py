@@ -129,6 +129,10 @@ class _WeightsPlotMixin:
         return KernelPool(self.gaussian_widths, self.poly_degrees)
 
 
+BACKENDS = ("numpy", "jax")
+"""Where B2RMK's n x n work runs (``B2RMK(backend=...)``)."""
+
+
 class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
     """Bayesian bipartite ranking with multiple kernels, batch variational inference.
 
@@ -150,7 +154,8 @@ class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
     accelerated ones. Each sweep is O(n^3): about 0.45 s at n = 2000 on one core (two
     thirds of it the Cholesky factor and triangular inverse of ``q(a)``), so 1000
     sweeps take minutes at n = 1000 and hours beyond n = 3000; lower ``max_iter`` there
-    if need be (``verbose=True`` shows the ELBO as it climbs).
+    if need be (``verbose=True`` shows the ELBO as it climbs), or run the ``n x n`` work
+    on a GPU with ``backend="jax"``.
 
     Parameters
     ----------
@@ -178,6 +183,12 @@ class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
         ``max_iter`` sweeps).
     accelerate : bool, default True
         Follow each sweep by the two parameter-expansion moves (above).
+    backend : {"numpy", "jax"}, default "numpy"
+        Where the kernel stack, the ``n x n`` factorisation of ``q(a)`` and the pair
+        factors live: numpy/LAPACK on the host, or JAX's default device in float64
+        (:class:`optrank.bayes._device.DeviceProblem`; a GPU where JAX has one, the CPU
+        otherwise, where it gains nothing). The same updates and results to rounding;
+        the fitted attributes are numpy arrays either way.
     pos_label : label or None
         The positive label when the labels are not {-1, +1}, {0, 1} or booleans.
     random_state : int or None
@@ -222,6 +233,7 @@ class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
         max_iter=1000,
         tol=1e-5,
         accelerate=True,
+        backend="numpy",
         pos_label=None,
         random_state=None,
         verbose=False,
@@ -235,6 +247,7 @@ class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.accelerate = accelerate
+        self.backend = backend
         self.pos_label = pos_label
         self.random_state = random_state
         self.verbose = verbose
@@ -251,10 +264,18 @@ class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
         if not (self.tol == 0 or is_positive(self.tol)):
             raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}")
         _check_bool(self, "accelerate")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
         pool = self._pool()  # checks the widths and degrees
         X, y = validate_ranking_data(self, X, y)
         X = _dense(X)
-        prob = Problem(pool.matrices(X), np.flatnonzero(y > 0), np.flatnonzero(y < 0))
+        pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+        if self.backend == "jax":
+            from optrank.bayes._device import DeviceProblem
+
+            prob = DeviceProblem.from_pool(pool, X, X, pos, neg)
+        else:
+            prob = Problem(pool.matrices(X), pos, neg)
         rng = rng_from(self.random_state)
         with _progress(self.verbose, self.max_iter, "B2RMK", "sweep") as bar:
             def shown(sweep, value):

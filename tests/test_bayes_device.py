@@ -1,0 +1,123 @@
+"""B2RMK with its kernel and pair work on a JAX device (DeviceProblem) against the numpy
+Problem: the same ELBO path and posterior to rounding.
+
+Here the device is the CPU (JAX's default in CI); the GPU figures are in docs/bayes.md.
+Tolerances: both run in float64 with the same formulas but different summation orders
+and LAPACK/XLA kernels, so each sweep differs by ~1e-15 relative and coordinate ascent
+carries that along; after 40 sweeps the iterates agree to ~1e-9 relative (measured
+worst: see the assertions' rtol), far inside the 1e-5 ELBO tolerance of a fit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from optrank.bayes import KernelPool, Problem, fit_batch
+from optrank.bayes._device import DeviceProblem
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(70, 4))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=70) > 0.1, 1, -1)
+    return X, y
+
+
+def _problems(X, y, basis=None, C=1.0):
+    pool = KernelPool()
+    Xb = X if basis is None else X[basis]
+    pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+    host = Problem(pool.matrices(Xb, X), pos, neg, C=C)
+    return host, DeviceProblem.from_pool(pool, Xb, X, pos, neg, C=C)
+
+
+def test_the_device_kernel_stack_equals_the_pool(data):
+    X, y = data
+    host, dev = _problems(X, y)
+    np.testing.assert_allclose(np.asarray(dev.Kflat), host.Kflat, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(dev.KK), host.KK, rtol=1e-12)
+
+
+@pytest.mark.parametrize("accelerate", [False, True])
+def test_forty_sweeps_follow_the_host_path(data, accelerate):
+    X, y = data
+    host, dev = _problems(X, y, C=0.7)
+    rh = fit_batch(host, max_iter=40, tol=0, rng=np.random.default_rng(1),
+                   accelerate=accelerate)
+    rd = fit_batch(dev, max_iter=40, tol=0, rng=np.random.default_rng(1),
+                   accelerate=accelerate)
+    np.testing.assert_allclose(rd.elbo, rh.elbo, rtol=1e-10)
+    sh, sd = rh.state, rd.state
+    scale = np.abs(sh.a.mean).max()
+    np.testing.assert_allclose(sd.a.mean, sh.a.mean, rtol=1e-7, atol=1e-9 * scale)
+    np.testing.assert_allclose(sd.a.cov, sh.a.cov, rtol=1e-7)
+    np.testing.assert_allclose(sd.be.mean, sh.be.mean, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(sd.f_mean, sh.f_mean, rtol=1e-7, atol=1e-10)
+    # the result is on the host: pair factors and q(a)'s precision, as the numpy path's
+    assert isinstance(sd.theta_inv, np.ndarray) and isinstance(sd.a_prec, np.ndarray)
+    np.testing.assert_allclose(sd.theta_inv, sh.theta_inv, rtol=1e-7)
+    np.testing.assert_allclose(sd.a_prec, sh.a_prec, rtol=1e-7)
+
+
+def test_a_basis_smaller_than_the_loss_set(data):
+    X, y = data
+    host, dev = _problems(X, y, basis=np.arange(0, 70, 3))
+    assert dev.shape == host.shape == (18, 24, 70)
+    rh = fit_batch(host, max_iter=15, tol=0, accelerate=True)
+    rd = fit_batch(dev, max_iter=15, tol=0, accelerate=True)
+    np.testing.assert_allclose(rd.elbo, rh.elbo, rtol=1e-10)
+    np.testing.assert_allclose(rd.state.a.mean, rh.state.a.mean, rtol=1e-7,
+                               atol=1e-9 * np.abs(rh.state.a.mean).max())
+
+
+def test_a_near_singular_precision_takes_the_same_jitter(data):
+    """Duplicated rows make KK singular; with a vanishing prior the device factor needs
+    the host's jitter and gives the same moments."""
+    X, y = data
+    Xd = np.vstack([X[:10], X[:10]])
+    host, dev = _problems(Xd, np.r_[y[:10], y[:10]])
+    prior = np.full(20, 1e-300)
+    rhs = np.linspace(-1, 1, 20)
+    gh, _ = host.a_posterior(1.0, prior, rhs, full=False)
+    gd, kept = dev.a_posterior(1.0, prior, rhs, full=False)
+    assert kept is None
+    from optrank.bayes._device import _scale, _scaled_cholesky
+
+    with __import__("jax").enable_x64(True):
+        scale = _scale(dev.KK, 1.0, dev._put(prior))[0]
+        assert not bool(_scaled_cholesky(dev.KK, 1.0, dev._put(prior), scale, 0.0)[1])
+    # a matrix of condition ~1e12 after the 1e-12 jitter: both solves carry eps * cond of
+    # rounding (~1e-3 relative; the smallest eigenvalues are the jitter's)
+    np.testing.assert_allclose(gd.cov, gh.cov, rtol=1e-2)
+    np.testing.assert_allclose(gd.mean, gh.mean, rtol=1e-2, atol=1e-2 * np.abs(gh.mean).max())
+    np.testing.assert_allclose(gd.logdet_cov, gh.logdet_cov, atol=1e-2)  # a log: 1% of det
+
+
+def test_bad_input_is_refused_as_on_the_host(data):
+    X, y = data
+    _, dev = _problems(X, y)
+    n = dev.shape[1]
+    with pytest.raises(ValueError, match="non-positive"):
+        dev.a_posterior(1.0, np.full(n, -1e9), np.zeros(n), full=False)
+    with pytest.raises(ValueError, match="right-hand side"):
+        dev.a_posterior(1.0, np.ones(n), np.full(n, np.nan), full=False)
+    with pytest.raises(ValueError, match="diagonal prior"):
+        dev.a_posterior(1.0, np.eye(n), np.zeros(n), full=False)
+
+
+def test_the_estimator_backend_gives_the_numpy_fit(data):
+    import optrank
+
+    X, y = data
+    fits = {b: optrank.B2RMK(max_iter=30, backend=b, random_state=0).fit(X, y)
+            for b in ("numpy", "jax")}
+    h, d = fits["numpy"], fits["jax"]
+    np.testing.assert_allclose(d.elbo_, h.elbo_, rtol=1e-10)
+    np.testing.assert_allclose(d.kernel_weights_, h.kernel_weights_, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(d.decision_function(X), h.decision_function(X), rtol=1e-7,
+                               atol=1e-9)
+    assert isinstance(d.sample_weights_, np.ndarray)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        optrank.B2RMK(backend="gpu").fit(X, y)
