@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import logging
 import os
@@ -96,6 +97,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="start no cell after this long (e.g. 90m, 2h, 1h30m, 3600s; a bare "
                     "number is seconds): running cells finish, the report covers the finished "
                     "ones, and the same command run again goes on from the cache")
+    rp.add_argument("--backend", choices=("numpy", "jax"),
+                    help="backend of the estimators that have one (B2RMK, PRSVM+): jax puts "
+                    "their array work on JAX's default device, a GPU where there is one; the "
+                    "results agree to rounding, so the cache keys do not depend on it")
     rp.add_argument("--config", help="TOML file whose [runner] section (scheduler, workers, "
                     "cache_dir) sets the defaults of these flags")
     rp.set_defaults(func=cmd_reproduce)
@@ -104,6 +109,24 @@ def _parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
     _report_parser(sub)
     return p
+
+
+@contextlib.contextmanager
+def _backend_env(backend: str | None):
+    """``--backend``: set for the run (read by the runner's estimators, in this process
+    and in the Dask workers it starts, which inherit the environment), then restored."""
+    from optrank.experiments._runner import BACKEND_ENV
+
+    before = os.environ.get(BACKEND_ENV)
+    if backend is not None:
+        os.environ[BACKEND_ENV] = backend
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(BACKEND_ENV, None)
+        else:
+            os.environ[BACKEND_ENV] = before
 
 
 def _positive_int(text: str) -> int:
@@ -382,10 +405,11 @@ def cmd_reproduce(args) -> int:
     if args.time_limit is not None and (args.cached_only or cache is False):
         raise ValueError("--time-limit stops a run to go on later from its cache; it cannot "
                          "go with --cached-only or --no-cache")
-    results = run_protocols(protocols, output_dir=args.output, progress=True,
-                            scheduler=scheduler, workers=args.workers or runner.workers,
-                            cache=cache, fan_grid=args.fan_grid,
-                            cached_only=args.cached_only, time_limit=args.time_limit)
+    with _backend_env(args.backend):
+        results = run_protocols(protocols, output_dir=args.output, progress=True,
+                                scheduler=scheduler, workers=args.workers or runner.workers,
+                                cache=cache, fan_grid=args.fan_grid,
+                                cached_only=args.cached_only, time_limit=args.time_limit)
     all_protocols = list(reg.PROTOCOLS.values())
     for table_id, ps in resolved:
         if table_id is None:

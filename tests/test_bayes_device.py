@@ -121,3 +121,40 @@ def test_the_estimator_backend_gives_the_numpy_fit(data):
     assert isinstance(d.sample_weights_, np.ndarray)
     with pytest.raises(ValueError, match="backend must be one of"):
         optrank.B2RMK(backend="gpu").fit(X, y)
+
+
+def test_the_runner_backend_setting_reaches_b2rmk_and_leaves_the_cell_key(monkeypatch):
+    """``optrank reproduce --backend jax``: the runner builds B2RMK (and PRSVM+) with it;
+    the cell's cache key and its AUC (to rounding) are those of the host run."""
+    from optrank.experiments import _registry as reg
+    from optrank.experiments._cache import cell_key
+    from optrank.experiments._runner import BACKEND_ENV, Cell, _build, evaluate_cell
+
+    p = reg.get_protocol("b2rmk-table3").quick(max_instances=60).only(["heart"])
+    cell = Cell(p.datasets[0], 0, 0)
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    key, host = cell_key(p, cell), evaluate_cell(p, cell)
+    monkeypatch.setenv(BACKEND_ENV, "jax")
+    assert _build(p, {}).backend == "jax"
+    assert "backend" not in _build(reg.get_protocol("004-TC.1-l1"), {}).get_params()
+    dev = evaluate_cell(p, cell)
+    assert cell_key(p, cell) == key
+    assert host["error"] == dev["error"] == ""
+    assert abs(dev["auc"] - host["auc"]) < 1e-9
+    np.testing.assert_allclose(dev["scores"]["scores"], host["scores"]["scores"], rtol=1e-6,
+                               atol=1e-9)
+
+
+def test_the_cli_backend_flag_is_checked_and_restored(monkeypatch, tmp_path, capsys):
+    from optrank.cli import main
+    from optrank.experiments._runner import BACKEND_ENV
+
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    with pytest.raises(SystemExit):
+        main(["reproduce", "b2rmk-table3", "--backend", "gpu", "--output", str(tmp_path)])
+    assert "invalid choice" in capsys.readouterr().err
+    main(["reproduce", "b2rmk-table3", "--quick", "--datasets", "sonar", "--sequential",
+          "--cached-only", "--backend", "jax", "--output", str(tmp_path)])
+    import os
+
+    assert BACKEND_ENV not in os.environ

@@ -14,6 +14,7 @@ import inspect
 import itertools
 import json
 import logging
+import os
 import sys
 import time
 from collections import Counter
@@ -177,8 +178,20 @@ def _estimator_class(name: str):
     return getattr(optrank, name)
 
 
+BACKEND_ENV = "OPTRANK_REPRODUCE_BACKEND"
+"""Environment variable naming the ``backend`` of the estimators that have one (B2RMK,
+PRSVM+): ``optrank reproduce --backend jax`` sets it, so that the Dask workers it starts
+inherit it. A backend changes where the numbers are computed, not which (the backends
+agree to rounding, tested), so it is not part of the cell keys: cells computed on a GPU
+and on the host complete one table."""
+
+
 def _build(protocol: Protocol, params: dict):
-    return _estimator_class(protocol.estimator)(**{**protocol.params, **params})
+    model = _estimator_class(protocol.estimator)(**{**protocol.params, **params})
+    backend = os.environ.get(BACKEND_ENV)
+    if backend and "backend" in model.get_params(deep=False):
+        model.set_params(backend=backend)
+    return model
 
 
 def _grid(protocol: Protocol) -> list[dict]:
