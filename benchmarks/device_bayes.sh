@@ -6,6 +6,8 @@
 #      through the runner with --backend jax, one cell after another, stopping new cells
 #      after T_REPRO seconds; the finished cells come back in $OUT/b2rmk/.cache (same cache
 #      keys as host runs of this commit: merge them into a host output's .cache).
+# Defaults fit one device call of 600 s: bench <= 100 s, reproduce 300 s + the last cell
+# (the stage is killed 120 s after T_REPRO; a killed cell is lost, the finished ones kept).
 # Usage (repository root; data in $OPTRANK_DATA, e.g. the carried .gpudata):
 #     OUT=/some/dir bash benchmarks/device_bayes.sh
 # Dry run on a CPU: GPU=cpu SIZES="300 600" SETS=sonar QUICK=--quick bash benchmarks/device_bayes.sh
@@ -29,9 +31,9 @@ stage() {  # stage NAME SECONDS COMMAND...
     lscpu | grep -E "Model name|^CPU\(s\)"
 } 2>&1 | tee "$OUT/env.log"
 # shellcheck disable=SC2086
-stage bayes_bench "${T_BENCH:-150}" $PY benchmarks/bench_bayes_device.py \
+stage bayes_bench "${T_BENCH:-100}" $PY benchmarks/bench_bayes_device.py \
     --sizes ${SIZES:-1000 2000 3680 5148 7438} --sweeps "${SWEEPS:-10}" --host-max "${HOST_MAX:-2000}"
 # shellcheck disable=SC2086
-stage b2rmk_reproduce "$(( ${T_REPRO:-300} + 180 ))" $PY -m optrank.cli reproduce b2rmk-table3 \
+stage b2rmk_reproduce "$(( ${T_REPRO:-300} + 120 ))" $PY -m optrank.cli reproduce b2rmk-table3 \
     --datasets "${SETS:-spambase,satimage,usps}" --backend jax --sequential \
     --time-limit "${T_REPRO:-300}" ${QUICK:-} --output "$OUT/b2rmk"
