@@ -141,10 +141,22 @@ def loop_context(dtype: str = "float32"):
     A ``with`` block, not a decorator, so that the warnings of the methods using it keep
     pointing at their caller's line.
     """
-    import jax
-
     with contextlib.ExitStack() as stack:
-        if dtype == "float64" and not jax.config.jax_enable_x64:
-            stack.enter_context(jax.enable_x64(True))
+        if dtype == "float64":
+            stack.enter_context(jax_float64())
         stack.enter_context(on_loop_device())
         yield
+
+
+@contextlib.contextmanager
+def jax_float64():
+    """JAX float64 inside the block (``jax.enable_x64``), whatever the global setting; a
+    no-op where it is on already. For array work that follows JAX's own placement
+    (PRSVM+'s Newton oracle, B2RMK's device problem)."""
+    import jax
+
+    if jax.config.jax_enable_x64:
+        yield
+    else:
+        with jax.enable_x64(True):
+            yield

@@ -391,6 +391,12 @@ def cmd_reproduce(args) -> int:
     runner = load_config(args.config).runner if args.config else Config().runner
     scheduler = args.scheduler or ("local" if args.local else runner.scheduler)
     scheduler = None if args.sequential or scheduler == "sequential" else scheduler
+    if args.backend is not None and scheduler not in (None, "local"):
+        from optrank.experiments._runner import BACKEND_ENV
+
+        raise ValueError(f"--backend reaches the workers this run starts, not those of a "
+                         f"running --scheduler ({scheduler}): set {BACKEND_ENV}="
+                         f"{args.backend} in the workers' environment instead")
     cache = False if args.no_cache else (runner.cache_dir or True)
     if scheduler is not None and not args.verbose:
         import distributed  # noqa: F401  (sets its logger to INFO on import)

@@ -55,8 +55,11 @@ def test_forty_sweeps_follow_the_host_path(data, accelerate):
     np.testing.assert_allclose(sd.a.cov, sh.a.cov, rtol=1e-7)
     np.testing.assert_allclose(sd.be.mean, sh.be.mean, rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(sd.f_mean, sh.f_mean, rtol=1e-7, atol=1e-10)
-    # the result is on the host: pair factors and q(a)'s precision, as the numpy path's
-    assert isinstance(sd.theta_inv, np.ndarray) and isinstance(sd.a_prec, np.ndarray)
+    # the result is on the host: pair factors and q(a)'s precision, as the numpy path's,
+    # writeable as those are (np.asarray of a JAX array is read-only)
+    for arr in (sd.theta_inv, sd.theta_b, sd.a_prec, sd.a.mean, sd.a.cov, sd.f_mean,
+                sd.G.mean):
+        assert isinstance(arr, np.ndarray) and arr.flags.writeable
     np.testing.assert_allclose(sd.theta_inv, sh.theta_inv, rtol=1e-7)
     np.testing.assert_allclose(sd.a_prec, sh.a_prec, rtol=1e-7)
 
@@ -86,7 +89,7 @@ def test_a_near_singular_precision_takes_the_same_jitter(data):
     from optrank.bayes._device import _scale, _scaled_cholesky
 
     with __import__("jax").enable_x64(True):
-        scale = _scale(dev.KK, 1.0, dev._put(prior))[0]
+        scale = _scale(dev._kk_diag, dev._kk_max, 1.0, dev._put(prior))[0]
         assert not bool(_scaled_cholesky(dev.KK, 1.0, dev._put(prior), scale, 0.0)[1])
     # a matrix of condition ~1e12 after the 1e-12 jitter: both solves carry eps * cond of
     # rounding (~1e-3 relative; the smallest eigenvalues are the jitter's)
@@ -105,6 +108,11 @@ def test_bad_input_is_refused_as_on_the_host(data):
         dev.a_posterior(1.0, np.ones(n), np.full(n, np.nan), full=False)
     with pytest.raises(ValueError, match="diagonal prior"):
         dev.a_posterior(1.0, np.eye(n), np.zeros(n), full=False)
+    # an overflowing ups KK: the host's message (its scaled matrix is not finite)
+    host, _ = _problems(X, y)
+    for prob in (host, dev):
+        with pytest.raises(ValueError, match="non-finite entries"), np.errstate(all="ignore"):
+            prob.a_posterior(1e307, np.ones(n), np.zeros(n), full=False)
 
 
 def test_the_estimator_backend_gives_the_numpy_fit(data):
@@ -118,7 +126,7 @@ def test_the_estimator_backend_gives_the_numpy_fit(data):
     np.testing.assert_allclose(d.kernel_weights_, h.kernel_weights_, rtol=1e-7, atol=1e-12)
     np.testing.assert_allclose(d.decision_function(X), h.decision_function(X), rtol=1e-7,
                                atol=1e-9)
-    assert isinstance(d.sample_weights_, np.ndarray)
+    assert isinstance(d.sample_weights_, np.ndarray) and d.sample_weights_.flags.writeable
     with pytest.raises(ValueError, match="backend must be one of"):
         optrank.B2RMK(backend="gpu").fit(X, y)
 
@@ -130,31 +138,78 @@ def test_the_runner_backend_setting_reaches_b2rmk_and_leaves_the_cell_key(monkey
     from optrank.experiments._cache import cell_key
     from optrank.experiments._runner import BACKEND_ENV, Cell, _build, evaluate_cell
 
-    p = reg.get_protocol("b2rmk-table3").quick(max_instances=60).only(["heart"])
-    cell = Cell(p.datasets[0], 0, 0)
     monkeypatch.delenv(BACKEND_ENV, raising=False)
-    key, host = cell_key(p, cell), evaluate_cell(p, cell)
-    monkeypatch.setenv(BACKEND_ENV, "jax")
-    assert _build(p, {}).backend == "jax"
+    for name, dataset in (("b2rmk-table3", "heart"), ("prsvm-table3.2", "spambase")):
+        p = reg.get_protocol(name).quick(max_instances=120).only([dataset])
+        cell = Cell(p.datasets[0], 0, 0)
+        monkeypatch.delenv(BACKEND_ENV, raising=False)
+        key, host = cell_key(p, cell), evaluate_cell(p, cell)
+        monkeypatch.setenv(BACKEND_ENV, "jax")
+        assert _build(p, {}).backend == "jax"
+        dev = evaluate_cell(p, cell)
+        assert cell_key(p, cell) == key
+        assert host["error"] == dev["error"] == "", (name, dev["error"])
+        assert abs(dev["auc"] - host["auc"]) < 1e-9, name
+        np.testing.assert_allclose(dev["scores"]["scores"], host["scores"]["scores"],
+                                   rtol=1e-6, atol=1e-9)
     assert "backend" not in _build(reg.get_protocol("004-TC.1-l1"), {}).get_params()
-    dev = evaluate_cell(p, cell)
-    assert cell_key(p, cell) == key
-    assert host["error"] == dev["error"] == ""
-    assert abs(dev["auc"] - host["auc"]) < 1e-9
-    np.testing.assert_allclose(dev["scores"]["scores"], host["scores"]["scores"], rtol=1e-6,
-                               atol=1e-9)
+    monkeypatch.setenv(BACKEND_ENV, "gpu")
+    with pytest.raises(ValueError, match=BACKEND_ENV):
+        _build(reg.get_protocol("b2rmk-table3"), {})
 
 
-def test_the_cli_backend_flag_is_checked_and_restored(monkeypatch, tmp_path, capsys):
-    from optrank.cli import main
+def test_the_cli_backend_flag_is_set_for_the_run_checked_and_restored(monkeypatch, tmp_path,
+                                                                       capsys):
+    import os
+
+    import optrank.cli as cli
+    import optrank.experiments._runner as runner
     from optrank.experiments._runner import BACKEND_ENV
 
     monkeypatch.delenv(BACKEND_ENV, raising=False)
     with pytest.raises(SystemExit):
-        main(["reproduce", "b2rmk-table3", "--backend", "gpu", "--output", str(tmp_path)])
+        cli.main(["reproduce", "b2rmk-table3", "--backend", "gpu", "--output", str(tmp_path)])
     assert "invalid choice" in capsys.readouterr().err
-    main(["reproduce", "b2rmk-table3", "--quick", "--datasets", "sonar", "--sequential",
-          "--cached-only", "--backend", "jax", "--output", str(tmp_path)])
-    import os
+    seen = []
 
-    assert BACKEND_ENV not in os.environ
+    class Stop(Exception):
+        pass
+
+    def recording(*args, **kwargs):  # what the run sees, then stop before any cell
+        seen.append(os.environ.get(BACKEND_ENV))
+        raise Stop
+
+    monkeypatch.setattr(runner, "run_protocols", recording)
+    with pytest.raises(Stop):
+        cli.main(["reproduce", "b2rmk-table3", "--quick", "--datasets", "sonar",
+                  "--sequential", "--backend", "jax", "--output", str(tmp_path)])
+    assert seen == ["jax"] and BACKEND_ENV not in os.environ
+    # workers of a running scheduler do not inherit this process's environment: refused
+    code = cli.main(["reproduce", "b2rmk-table3", "--quick", "--scheduler",
+                     "tcp://127.0.0.1:1", "--backend", "jax", "--output", str(tmp_path)])
+    assert code != 0 and "running --scheduler" in capsys.readouterr().err
+    assert seen == ["jax"]  # refused before the run
+
+
+def test_the_jax_backends_need_no_global_float64(tmp_path):
+    """The suite runs with JAX's x64 mode on (conftest); a user's process has it off:
+    both backends turn it on for their own work (PRSVM+ raised before 2026-11-26)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, jax, optrank\n"
+        "assert not jax.config.jax_enable_x64\n"
+        "X = np.random.default_rng(0).normal(size=(60, 3)); y = np.where(X[:, 0] > 0, 1, -1)\n"
+        "for make in (lambda b: optrank.PRSVMPlus(tol=1e-9, backend=b),\n"
+        "             lambda b: optrank.B2RMK(max_iter=10, backend=b, random_state=0)):\n"
+        "    h, d = make('numpy').fit(X, y), make('jax').fit(X, y)\n"
+        "    r = np.abs(d.decision_function(X) - h.decision_function(X)).max()\n"
+        "    assert r < 1e-7, r\n"
+        "assert not jax.config.jax_enable_x64\n"
+        "print('ok')\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "JAX_ENABLE_X64"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300, cwd=tmp_path)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]

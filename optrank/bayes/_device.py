@@ -18,26 +18,24 @@ milliseconds where the host needs seconds at ``n`` in the thousands (docs/bayes.
 
 from __future__ import annotations
 
-import contextlib
 from functools import partial
 
 import numpy as np
 from scipy.linalg import LinAlgError
 
+from optrank._loop_device import jax_float64
 from optrank.bayes._linalg import GaussianFactor
 
 MAX_JITTER_TRIES = 8  # as optrank.bayes._linalg.scaled_cholesky
 
 
-@contextlib.contextmanager
 def _x64():
-    import jax
+    return jax_float64()
 
-    if jax.config.jax_enable_x64:
-        yield
-    else:
-        with jax.enable_x64(True):
-            yield
+
+def _host(array) -> np.ndarray:
+    """A writeable numpy copy (``np.asarray`` of a JAX array is read-only)."""
+    return np.array(array, dtype=np.float64)
 
 
 def _jax():
@@ -70,17 +68,22 @@ class DeviceProblem:
 
     def __init__(self, Kflat, shape, pos, neg, C: float = 1.0, device=None):
         jax, jnp = _jax()
+        if Kflat.dtype != jnp.float64:
+            raise ValueError(f"the kernel stack must be float64 (built under JAX's x64 "
+                             f"mode, as from_pool and from_stack do), got {Kflat.dtype}")
         with _x64():
             self.device = device if device is not None else jax.devices()[0]
             self.Kflat = Kflat  # (n_basis, P * n_loss), on the device
             P, nb, nl = shape
             self._shape = (int(P), int(nb), int(nl))
             self.pos, self.neg = np.asarray(pos), np.asarray(neg)
-            self._pos = jax.device_put(jnp.asarray(self.pos), self.device)
-            self._neg = jax.device_put(jnp.asarray(self.neg), self.device)
+            self._pos = jax.device_put(self.pos, self.device)
+            self._neg = jax.device_put(self.neg, self.device)
             self.C = float(C)
             self.KK = _gram(Kflat)
-            self._mean_kernel = _mean_kernel(Kflat, self._shape[0])
+            # KK is fixed: its diagonal, largest entry and finiteness once, not per sweep
+            self._kk_diag, self._kk_max, kk_finite = _gram_summary(self.KK)
+            self._kk_finite = bool(kk_finite)
 
     @classmethod
     def from_stack(cls, K: np.ndarray, pos, neg, C: float = 1.0, device=None):
@@ -90,7 +93,7 @@ class DeviceProblem:
         with _x64():
             dev = device if device is not None else jax.devices()[0]
             flat = np.ascontiguousarray(np.asarray(K, np.float64).transpose(1, 0, 2))
-            Kflat = jax.device_put(jnp.asarray(flat.reshape(nb, P * nl)), dev)
+            Kflat = jax.device_put(flat.reshape(nb, P * nl), dev)
         return cls(Kflat, (P, nb, nl), pos, neg, C, dev)
 
     @classmethod
@@ -100,8 +103,8 @@ class DeviceProblem:
         jax, jnp = _jax()
         with _x64():
             dev = device if device is not None else jax.devices()[0]
-            Xb = jax.device_put(jnp.asarray(np.asarray(X_basis, np.float64)), dev)
-            Xl = jax.device_put(jnp.asarray(np.asarray(X_loss, np.float64)), dev)
+            Xb = jax.device_put(np.asarray(X_basis, np.float64), dev)
+            Xl = jax.device_put(np.asarray(X_loss, np.float64), dev)
             Kflat = _pool_stack(Xb, Xl, tuple(pool.gaussian_widths), tuple(pool.poly_degrees))
         return cls(Kflat, (len(pool), len(Xb), len(Xl)), pos, neg, C, dev)
 
@@ -116,19 +119,19 @@ class DeviceProblem:
         return self._shape[2]
 
     def _put(self, x):
-        jax, jnp = _jax()
-        return jax.device_put(jnp.asarray(np.asarray(x, np.float64)), self.device)
+        jax, _ = _jax()
+        return jax.device_put(np.asarray(x, np.float64), self.device)
 
     def predicted(self, a: np.ndarray) -> np.ndarray:
         """``A[m, l] = sum_b a_b K[m, b, l]``, shape ``(P, n_loss)``."""
         with _x64():
             P, _, nl = self._shape
-            return np.asarray(_predicted(self.Kflat, self._put(a))).reshape(P, nl)
+            return _host(_predicted(self.Kflat, self._put(a))).reshape(P, nl)
 
     def kernel_rhs(self, G: np.ndarray) -> np.ndarray:
         """``sum_m K_m g_m``, shape ``(n_basis,)``."""
         with _x64():
-            return np.asarray(_kernel_rhs(self.Kflat, self._put(np.ravel(G))))
+            return _host(_kernel_rhs(self.Kflat, self._put(np.ravel(G))))
 
     def a_posterior(self, ups: float, prior_prec: np.ndarray, rhs: np.ndarray, full: bool):
         """``(GaussianFactor with diag covariance, None)`` of the precision ``ups KK +
@@ -141,17 +144,19 @@ class DeviceProblem:
         if not np.isfinite(rhs).all():
             raise ValueError("right-hand side has non-finite entries")
         with _x64():
-            L, scale = self._factor(float(ups), self._put(prior_prec), self.KK)
+            prior = self._put(prior_prec)
+            L, scale = self._factor(float(ups), prior, self.KK, self._kk_diag, self._kk_max,
+                                    self._kk_finite)
             mean, var, logdet = _moments(L, scale, self._put(rhs))
-            return GaussianFactor(np.asarray(mean), np.asarray(var), float(logdet)), None
+            return GaussianFactor(_host(mean), _host(var), float(logdet)), None
 
-    def _factor(self, ups, prior, KK):
+    def _factor(self, ups, prior, KK, kk_diag, kk_max, kk_finite: bool):
         """Jacobi-scaled Cholesky of ``ups KK + diag(prior)``, with the host's checks and
         jitter rule (:func:`optrank.bayes._linalg.scaled_cholesky`)."""
-        scale, bad_diag, bad_entries = _scale(KK, ups, prior)
+        scale, bad_diag, bad_entries = _scale(kk_diag, kk_max, ups, prior)
         if bool(bad_diag):
             raise ValueError("precision matrix has a non-positive or non-finite diagonal")
-        if bool(bad_entries):
+        if bool(bad_entries) or not kk_finite:
             raise ValueError("precision matrix has non-finite entries")
         jitter = 0.0
         for _ in range(MAX_JITTER_TRIES):
@@ -165,10 +170,12 @@ class DeviceProblem:
         """Kernel ridge weights of ``y`` on the mean kernel: ``(M M^T + I)^-1 M y``."""
         with _x64():
             _, jnp = _jax()
-            M = self._mean_kernel
-            L, scale = self._factor(1.0, jnp.ones(M.shape[0]), M @ M.T)
+            M = _mean_kernel(self.Kflat, self._shape[0])  # (n_basis, n_loss), once per fit
+            MM = M @ M.T
+            diag, top, finite = _gram_summary(MM)
+            L, scale = self._factor(1.0, jnp.ones(M.shape[0]), MM, diag, top, bool(finite))
             mean, _, _ = _moments(L, scale, M @ self._put(y))
-            return np.asarray(mean)
+            return _host(mean)
 
     def pair_ones(self):
         with _x64():
@@ -184,11 +191,11 @@ class DeviceProblem:
     def pair_sums(self, W):
         with _x64():
             rows, cols = _pair_sums(W)
-            return np.asarray(rows), np.asarray(cols)
+            return _host(rows), _host(cols)
 
     def pair_matvec(self, W, v: np.ndarray, transpose: bool = False) -> np.ndarray:
         with _x64():
-            return np.asarray(_pair_matvec(W, self._put(v), transpose))
+            return _host(_pair_matvec(W, self._put(v), transpose))
 
     def pair_elbo(self, f_mean, f_var, b, W) -> float:
         with _x64():
@@ -196,14 +203,14 @@ class DeviceProblem:
                                     self._neg, b, W, self.C))
 
     def host(self, array) -> np.ndarray:
-        """A device array as a numpy array."""
+        """A device array as a (writeable) numpy array."""
         with _x64():
-            return np.asarray(array)
+            return _host(array)
 
     def host_precision(self, ups: float, prior_prec: np.ndarray) -> np.ndarray:
         """``ups KK + diag(prior_prec)`` as a numpy array."""
         with _x64():
-            return np.asarray(_precision(self.KK, float(ups), self._put(prior_prec)))
+            return _host(_precision(self.KK, float(ups), self._put(prior_prec)))
 
 
 # -- jitted device work (shapes are static; compiled once per problem size) ----------------
@@ -218,14 +225,21 @@ def _jit(fn=None, **kw):
 
 @_jit(static_argnames=("widths", "degrees"))
 def _pool_stack(Xb, Xl, widths, degrees):
+    """The basis-major stack ``(nb, P * nl)``. The Gaussian kernels are one broadcast
+    ``exp`` over ``(nb, widths, nl)`` and the polynomial ones integer powers (as the host);
+    XLA then writes them straight into the output (temporaries: the three ``n x n``
+    inputs; a ``jnp.stack`` of the ``P`` matrices held the stack twice, 16 GB at usps's
+    size)."""
     _, jnp = _jax()
     gram = Xb @ Xl.T
     nb_, nl_ = jnp.sum(Xb * Xb, axis=1), jnp.sum(Xl * Xl, axis=1)
     sq = jnp.maximum(nb_[:, None] + nl_[None, :] - 2.0 * gram, 0.0)
     cos = (gram + 1.0) / jnp.sqrt(jnp.outer(nb_ + 1.0, nl_ + 1.0))
-    mats = [jnp.exp(sq * (-0.5 / w**2)) for w in widths]
-    mats += [cos**d for d in degrees]
-    return jnp.stack(mats, axis=1).reshape(Xb.shape[0], -1)  # basis-major (nb, P * nl)
+    coef = jnp.asarray([-0.5 / w**2 for w in widths], gram.dtype).reshape(1, -1, 1)
+    parts = [jnp.exp(sq[:, None, :] * coef)] if widths else []
+    if degrees:
+        parts.append(jnp.stack([cos**d for d in degrees], axis=1))
+    return jnp.concatenate(parts, axis=1).reshape(Xb.shape[0], -1)
 
 
 @_jit
@@ -256,12 +270,22 @@ def _precision(KK, ups, prior):
 
 
 @_jit
-def _scale(KK, ups, prior):
+def _gram_summary(KK):
+    """Diagonal, largest absolute entry and finiteness of a fixed Gram matrix."""
     _, jnp = _jax()
-    diag = ups * jnp.diagonal(KK) + prior
-    bad_diag = ~jnp.all(diag > 0)
+    return jnp.diagonal(KK), jnp.max(jnp.abs(KK)), jnp.all(jnp.isfinite(KK))
+
+
+@_jit
+def _scale(kk_diag, kk_max, ups, prior):
+    """Jacobi scale of ``ups KK + diag(prior)`` and the host's two checks: a diagonal that
+    is not > 0 (or not finite), and entries that are not finite (``ups KK`` overflowing,
+    a non-finite prior)."""
+    _, jnp = _jax()
+    diag = ups * kk_diag + prior
+    bad_diag = ~jnp.all(diag > 0)  # also catches nan; an infinite one is a bad entry
     scale = 1.0 / jnp.sqrt(jnp.where(diag > 0, diag, 1.0))
-    bad_entries = ~jnp.all(jnp.isfinite(KK)) | ~jnp.isfinite(ups) | ~jnp.all(jnp.isfinite(prior))
+    bad_entries = ~jnp.isfinite(ups * kk_max) | ~jnp.all(jnp.isfinite(prior))
     return scale, bad_diag, bad_entries
 
 

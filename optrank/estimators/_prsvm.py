@@ -8,6 +8,7 @@ features (Algorithm 2), FBAM with random Fourier features (Algorithm 3).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -16,6 +17,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
+from optrank._loop_device import jax_float64
 from optrank._persist import feature_names_meta, load_npz, restore_feature_names, save_npz
 from optrank._validation import check_count_fields, check_positive_fields
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
@@ -207,12 +209,29 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
                                  "ranking needs a positive and a negative one")
         Z = self._fit_features(X)
         w0 = self._start(Z.shape[1])
+        with contextlib.ExitStack() as scope:
+            if self.backend == "jax":  # the oracle runs in float64, whatever JAX's setting
+                scope.enter_context(jax_float64())
+            res = self._newton(Z, y_pm, sw, w0)
+        self.coef_, self.n_iter_, self.history_ = res.x, res.n_iter, res.history
+        self._fitted_coef(self.coef_)
+        self.converged_ = res.converged
+        if not res.converged:
+            warnings.warn(f"{type(self).__name__}: Newton stopped after max_iter="
+                          f"{self.max_iter} steps without reaching tol={self.tol} (converged_ "
+                          "is False); raise max_iter or max_cg_iter", ConvergenceWarning,
+                          stacklevel=2)
+        self.threshold_ = accuracy_threshold(_scores(Z, self.coef_), y_pm)
+        return self
+
+    def _newton(self, Z, y_pm, sw, w0):
+        """Truncated Newton on the oracle of ``self.backend`` from ``w0``."""
         oracle = make_oracle(Z, y_pm, self.C, sw, self.backend)
         with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
             grad_ref = None
             if w0.any():  # warm: keep the cold start's reference gradient norm
                 grad_ref = float(np.linalg.norm(oracle.value_grad(np.zeros_like(w0))[1]))
-            res = truncated_newton(
+            return truncated_newton(
                 oracle.value_grad,
                 oracle.hessian,
                 w0,
@@ -224,16 +243,6 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
                 grad_ref=grad_ref,
                 grad_floor=oracle.grad_floor(),
             )
-        self.coef_, self.n_iter_, self.history_ = res.x, res.n_iter, res.history
-        self._fitted_coef(self.coef_)
-        self.converged_ = res.converged
-        if not res.converged:
-            warnings.warn(f"{type(self).__name__}: Newton stopped after max_iter="
-                          f"{self.max_iter} steps without reaching tol={self.tol} (converged_ "
-                          "is False); raise max_iter or max_cg_iter", ConvergenceWarning,
-                          stacklevel=2)
-        self.threshold_ = accuracy_threshold(_scores(Z, self.coef_), y_pm)
-        return self
 
     def decision_function(self, X):
         """Ranking scores ``phi(X) @ coef_`` (higher means more likely positive)."""

@@ -178,19 +178,24 @@ def _estimator_class(name: str):
     return getattr(optrank, name)
 
 
+BACKENDS = ("numpy", "jax")
 BACKEND_ENV = "OPTRANK_REPRODUCE_BACKEND"
 """Environment variable naming the ``backend`` of the estimators that have one (B2RMK,
 PRSVM+): ``optrank reproduce --backend jax`` sets it, so that the Dask workers it starts
 inherit it. A backend changes where the numbers are computed, not which (the backends
 agree to rounding, tested), so it is not part of the cell keys: cells computed on a GPU
-and on the host complete one table."""
+and on the host complete one table (their ``train_time_s`` then mix devices: a report
+of such a table says which cells ran where)."""
 
 
 def _build(protocol: Protocol, params: dict):
     model = _estimator_class(protocol.estimator)(**{**protocol.params, **params})
     backend = os.environ.get(BACKEND_ENV)
-    if backend and "backend" in model.get_params(deep=False):
-        model.set_params(backend=backend)
+    if backend:
+        if backend not in BACKENDS:
+            raise ValueError(f"{BACKEND_ENV}={backend!r}: must be one of {BACKENDS}")
+        if "backend" in model.get_params(deep=False):
+            model.set_params(backend=backend)
     return model
 
 
