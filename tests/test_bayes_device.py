@@ -213,3 +213,20 @@ def test_the_jax_backends_need_no_global_float64(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, timeout=300, cwd=tmp_path)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_the_blocked_triangular_inverse_equals_lapack():
+    import jax
+    import scipy.linalg.lapack as lapack
+
+    from optrank.bayes import _device
+
+    rng = np.random.default_rng(5)
+    for n in (7, 256, 600):  # one block, exactly one block, uneven halves
+        A = rng.normal(size=(n, n))
+        L = np.linalg.cholesky(A @ A.T / n + np.eye(n))
+        with jax.enable_x64(True):
+            got = np.asarray(_device._tri_inv(jax.numpy.asarray(L)))
+        want = lapack.dtrtri(L, lower=1)[0]
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
+        assert np.all(np.triu(got, 1) == 0)

