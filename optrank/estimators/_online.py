@@ -508,7 +508,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         restore_feature_names(est, meta)
         est._start(est.n_features_in_)
         with loop_context(est.dtype):
-            est.state_ = state_from_arrays(est.state_, _with_projections(arrays, est.state_))
+            arrays = _with_reference_points(_with_projections(arrays, est.state_), est.state_)
+            est.state_ = state_from_arrays(est.state_, arrays)
         return est
 
     def __sklearn_tags__(self):
@@ -516,6 +517,14 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.non_deterministic = self.random_state is None
         return tags
+
+
+def _with_reference_points(arrays: dict, template) -> dict:
+    """Saved OPAUC / AdaOAM state arrays completed with ``ref`` where the file predates it
+    (2026-11-26): zeros, under which its moments about the origin stay what they were."""
+    if getattr(template, "ref", None) is None or "ref" in arrays:
+        return arrays
+    return {**arrays, "ref": np.zeros(template.ref.shape, template.ref.dtype)}
 
 
 def _with_projections(arrays: dict, template) -> dict:

@@ -8,10 +8,14 @@ mean ``c`` and covariance ``Gamma``. On ``(x_t, y_t)`` with opposite moments
     g = lam w - y_t (x_t - c) + (x_t - c)(x_t - c)' w + Gamma w
 
 (``g = lam w`` while no opposite instance has been seen) and ``w <- w - lr g``. We keep
-the exact running (biased) covariance ``Gamma = S / T - c c'`` from the second moment ``S``.
+the exact running (biased) covariance from moments about a reference point ``r`` (the
+class's first instance): the mean ``m = c - r`` and ``S = sum (x - r)(x - r)'``, so
+``Gamma = S / T - m m'`` and ``x - c = (x - r) - m``. About the origin (``r = 0``, until
+2026-11-26) both the difference and the float32 running mean lose the digits of the
+spread when the features sit far from it (docs/online.md).
 
-OPAUCr replaces ``S`` by a rank-``tau`` random sketch ``Z = tau^{-1/2} sum_i x_i r_i'``
-with ``r_i ~ N(0, I_tau)`` (so ``E[Z Z'] = S``), giving ``O(d tau)`` memory and time.
+OPAUCr replaces ``S`` by a rank-``tau`` random sketch ``Z = tau^{-1/2} sum_i (x_i - r)
+r_i'`` with ``r_i ~ N(0, I_tau)`` (so ``E[Z Z'] = S``), giving ``O(d tau)`` memory and time.
 
 AdaOAM uses the same gradient with AdaGrad's diagonal scaling:
 ``h <- h + g^2``, ``w <- w - lr g / (delta + sqrt(h))``.
@@ -36,12 +40,14 @@ class MomentState(NamedTuple):
     ----------
     w : (d,) weights.
     count : (2,) instances seen per class (0 = negative, 1 = positive).
-    mean : (2, d) class means.
-    second : (2, d, d) class second moments ``sum x x'`` (OPAUC, AdaOAM), or
-        (2, d, tau) sketches ``Z`` (OPAUCr).
+    mean : (2, d) class means about ``ref``: ``c - ref``.
+    second : (2, d, d) class second moments ``sum (x - ref)(x - ref)'`` (OPAUC, AdaOAM),
+        or (2, d, tau) sketches ``Z`` of them (OPAUCr).
     h : (d,) AdaGrad accumulator (unused by OPAUC).
     learning_rate, lam, delta : vmappable scalars.
     step : int32. key : PRNG key (OPAUCr sketches).
+    ref : (2, d) each class's reference point, its first instance (zeros before it, and in
+        states saved before 2026-11-26, which then keep their moments about the origin).
     """
 
     w: jax.Array
@@ -54,23 +60,26 @@ class MomentState(NamedTuple):
     delta: jax.Array
     step: jax.Array
     key: jax.Array
+    ref: jax.Array
 
 
 def _gamma_w(state: MomentState, opp, T, w):
-    """``Gamma_opp w`` with ``Gamma = S / T - c c'`` (``S`` exact or sketched)."""
-    c = state.mean[opp]
+    """``Gamma_opp w`` with ``Gamma = S / T - m m'``; ``m = c - ref`` and ``S`` (exact or
+    sketched) are kept about ``ref``."""
+    m = state.mean[opp]
     S = state.second[opp]
     Sw = S @ (S.T @ w) if S.shape[0] != S.shape[1] else S @ w
-    return Sw / T - c * (c @ w)
+    return Sw / T - m * (m @ w)
 
 
-def _second_update(state: MomentState, own, x, key):
+def _second_update(state: MomentState, own, v, key):
+    """The second moment (or its sketch) of class ``own`` plus ``v = x - ref``."""
     S = state.second[own]
     if S.shape[0] == S.shape[1]:
-        return S + jnp.outer(x, x)
+        return S + jnp.outer(v, v)
     tau = S.shape[1]
     r = jax.random.normal(key, (tau,), S.dtype)
-    return S + jnp.outer(x, r) / jnp.sqrt(jnp.asarray(tau, S.dtype))
+    return S + jnp.outer(v, r) / jnp.sqrt(jnp.asarray(tau, S.dtype))
 
 
 @cache
@@ -84,7 +93,7 @@ def _moment_update(adaptive: bool):
         w = state.w
         T = state.count[opp]
         Ts = jnp.maximum(T, 1).astype(w.dtype)
-        u = x - state.mean[opp]
+        u = (x - state.ref[opp]) - state.mean[opp]  # x - c, without c's magnitude
         gw = _gamma_w(state, opp, Ts, w)
         g = state.lam * w - y * u + u * (u @ w) + gw
         g = jnp.where(T > 0, g, state.lam * w)
@@ -92,11 +101,15 @@ def _moment_update(adaptive: bool):
         h = state.h + g * g if adaptive else state.h
         scale = 1.0 / (state.delta + jnp.sqrt(h)) if adaptive else 1.0
         n_own = state.count[own] + 1
-        mean = state.mean.at[own].add((x - state.mean[own]) / n_own.astype(w.dtype))
-        second = state.second.at[own].set(_second_update(state, own, x, sub))
+        # the class's first instance becomes its reference point (it adds v = 0)
+        ref_own = jnp.where(state.count[own] == 0, x, state.ref[own])
+        v = x - ref_own
+        mean = state.mean.at[own].add((v - state.mean[own]) / n_own.astype(w.dtype))
+        second = state.second.at[own].set(_second_update(state, own, v, sub))
         new = state._replace(
             w=w - state.learning_rate * scale * g, count=state.count.at[own].set(n_own),
             mean=mean, second=second, h=h, step=state.step + 1, key=key,
+            ref=state.ref.at[own].set(ref_own),
         )
         return new, Info(loss=loss, n_pairs=T)
 
@@ -115,6 +128,7 @@ def _init(key, d, rank, learning_rate, lam, delta, dtype):
         second=jnp.zeros((2, d, k), dt), h=jnp.zeros(d, dt),
         learning_rate=jnp.asarray(learning_rate, dt), lam=jnp.asarray(lam, dt),
         delta=jnp.asarray(delta, dt), step=jnp.zeros((), jnp.int32), key=key,
+        ref=jnp.zeros((2, d), dt),
     )
 
 
