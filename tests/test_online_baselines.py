@@ -233,3 +233,16 @@ def test_a_state_saved_before_reference_points_loads_with_its_moments_about_the_
     resumed, fresh = old.partial_fit(X[30:], Y[30:]), model.partial_fit(X[30:], Y[30:])
     np.testing.assert_allclose(resumed.decision_function(X), fresh.decision_function(X),
                                rtol=1e-4, atol=1e-5)
+
+
+def test_solam_counts_positives_past_float32s_integers():
+    """SOLAM's positive count is an integer: in float32 it stopped at 2^24."""
+    from optrank.online import solam
+
+    lrn = solam()
+    start = 2**24 - 4
+    state = lrn.init(KEY, 1)._replace(step=jnp.asarray(start, jnp.int32),
+                                      n_pos=jnp.asarray(start, jnp.int32))
+    X = np.ones((10, 1), np.float32)
+    state, _ = run(lrn, state, X, np.ones(10, np.float32))
+    assert int(state.n_pos) == start + 10 and int(state.step) == start + 10

@@ -25,7 +25,12 @@ from optrank.online._scw import Info
 
 
 class SOLAMState(NamedTuple):
-    """State of SOLAM: iterates ``(w, a, b, alpha)``, weighted sums, counts, ``lr``, ``R``."""
+    """State of SOLAM: iterates ``(w, a, b, alpha)``, weighted sums, counts, ``lr``, ``R``.
+
+    ``n_pos`` (positives seen) is an int32 count, as ``step`` is: in the state's float32 it
+    stopped growing at 2^24 (before 2026-11-26), and the running fraction of positives
+    ``p`` then decayed towards 0 on longer streams.
+    """
 
     w: jax.Array
     a: jax.Array
@@ -50,11 +55,12 @@ def _solam_update():
     def update(state: SOLAMState, x, y):
         dt = state.w.dtype
         x = jnp.asarray(x, dt)  # the state's precision, whatever the input's
-        pos = (jnp.asarray(y) > 0).astype(dt)
+        is_pos = jnp.asarray(y) > 0
+        pos = is_pos.astype(dt)
         neg = 1.0 - pos
         t = (state.step + 1).astype(dt)
-        n_pos = state.n_pos + pos
-        p = n_pos / t
+        n_pos = state.n_pos + is_pos.astype(state.n_pos.dtype)
+        p = n_pos.astype(dt) / t
         gamma = state.learning_rate / jnp.sqrt(t)
         w, a, b, al = state.w, state.a, state.b, state.alpha
         s = w @ x
@@ -105,7 +111,7 @@ def solam(learning_rate=1.0, R=10.0, *, dtype=jnp.float32) -> Learner:
         dt = jnp.dtype(dtype)
         zero = jnp.zeros((), dt)
         return SOLAMState(jnp.zeros(n_features, dt), zero, zero, zero, jnp.zeros(n_features, dt),
-                          zero, zero, jnp.asarray(learning_rate, dt), jnp.asarray(R, dt),
-                          jnp.zeros((), jnp.int32), key)
+                          zero, jnp.zeros((), jnp.int32), jnp.asarray(learning_rate, dt),
+                          jnp.asarray(R, dt), jnp.zeros((), jnp.int32), key)
 
     return Learner(init, _solam_update(), _score)
