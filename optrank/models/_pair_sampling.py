@@ -170,7 +170,10 @@ def soft_sample(
         chosen = np.sort(np.concatenate([chosen, keys[take]]))  # disjoint: all fresh
         got += take.size
     if got < n_needed:
-        logger.warning("soft sampling found %d of %d elements in %d candidates",
+        logger.warning("soft sampling accepted %d of the %d elements asked for in %d "
+                       "candidates: few unchosen elements have a positive acceptance "
+                       "probability under the current model (e.g. soft-correct once most "
+                       "pairs have no hinge loss)",
                        got, n_needed, seen)
     pos, neg, prob = (np.concatenate(a) for a in zip(*parts, strict=True)) if parts else (
         np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
