@@ -508,7 +508,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         restore_feature_names(est, meta)
         est._start(est.n_features_in_)
         with loop_context(est.dtype):
-            arrays = _with_reference_points(_with_projections(arrays, est.state_), est.state_)
+            arrays = _with_zero_fields(_with_projections(arrays, est.state_), est.state_)
             est.state_ = state_from_arrays(est.state_, arrays)
         return est
 
@@ -519,12 +519,19 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         return tags
 
 
-def _with_reference_points(arrays: dict, template) -> dict:
-    """Saved OPAUC / AdaOAM state arrays completed with ``ref`` where the file predates it
-    (2026-11-26): zeros, under which its moments about the origin stay what they were."""
-    if getattr(template, "ref", None) is None or "ref" in arrays:
-        return arrays
-    return {**arrays, "ref": np.zeros(template.ref.shape, template.ref.dtype)}
+_ZERO_WHEN_ABSENT = ("ref", "w_sum_c", "gamma_sum_c")
+"""State fields added on 2026-11-26 whose zero value gives an older file its old meaning:
+OPAUC / AdaOAM's reference points (moments about the origin), SOLAM's Kahan
+compensations (plain sums)."""
+
+
+def _with_zero_fields(arrays: dict, template) -> dict:
+    """Saved state arrays completed with zeros for the fields of :data:`_ZERO_WHEN_ABSENT`
+    that the learner has and the file predates."""
+    fields = getattr(template, "_fields", ())
+    missing = [f for f in _ZERO_WHEN_ABSENT if f in fields and f not in arrays]
+    leaves = {f: getattr(template, f) for f in missing}
+    return {**arrays, **{f: np.zeros(v.shape, v.dtype) for f, v in leaves.items()}}
 
 
 def _with_projections(arrays: dict, template) -> dict:
