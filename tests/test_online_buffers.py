@@ -63,3 +63,28 @@ def test_reservoir_inclusion_is_uniform():
 def test_unknown_policy_raises():
     with pytest.raises(ValueError, match="policy"):
         buffers_push(buffers_init(2, 1), 0, jnp.zeros(1), jax.random.PRNGKey(0), "lifo")
+
+
+def test_reservoir_acceptance_is_exact_for_long_streams():
+    """Algorithm R accepts instance ``seen`` with probability ``size / seen``: the test
+    ``mulhi(u, seen) < size`` on a uniform 32-bit word ``u`` accepts exactly the words below
+    ``ceil(size 2^32 / seen)``, so the probability is right to ``2^-32``; a float32 uniform
+    (steps of 2^-23) times ``seen``, before 2026-11-26, accepted 19% too often at 20 million
+    instances with 10 slots."""
+    import math
+
+    import jax.numpy as jnp
+
+    from optrank._intmath import mulhi_u32
+
+    for seen, size in ((20_000_000, 10), (20_000_000, 50), (123_457, 50), (51, 50)):
+        cut = math.ceil(size * 2**32 / seen)  # the first word that is rejected
+        j = mulhi_u32(jnp.asarray([cut - 1, cut], jnp.uint32), jnp.uint32(seen))
+        assert [int(v) for v in j] == [size - 1, size]
+        # the float32 rule's acceptance for comparison: jax.random.uniform's float32 values
+        # lie on a grid of 2^-23 in [0, 1)
+        float_rate = math.ceil(size / seen * 2**23) / 2**23
+        if seen == 20_000_000 and size == 10:
+            # exact: at most 2^-32 above size / seen in absolute terms (5e-4 relative here)
+            assert float_rate / (size / seen) > 1.15
+            assert 0 <= cut / 2**32 - size / seen <= 2**-32

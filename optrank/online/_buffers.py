@@ -18,6 +18,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from optrank._intmath import mulhi_u32
+
 POLICIES = ("fifo", "reservoir")
 
 
@@ -122,8 +124,12 @@ def _reservoir_push(buf: Buffers, c, x, key):
     seen = buf.seen[c] + 1
     full = buf.count[c] >= size
     k_accept, k_slot = jax.random.split(key)
-    # fixed dtypes: the draws must not change with JAX's x64 flag (its default dtypes)
-    accept = jax.random.uniform(k_accept, dtype=jnp.float32) * seen < size
+    # Algorithm R's test j < size for j uniform in [0, seen), exact in 32-bit integers
+    # (fixed dtypes: the draws must not change with JAX's x64 flag); a float32 uniform
+    # times seen, until 2026-11-26, rounded the acceptance up by up to seen / (size 2^23):
+    # +19% at 20 million instances with 10 slots
+    j = mulhi_u32(jax.random.bits(k_accept, (), jnp.uint32), seen.astype(jnp.uint32))
+    accept = j < jnp.uint32(size)
     slot = jnp.where(full, jax.random.randint(k_slot, (), 0, size, dtype=jnp.int32),
                      buf.count[c])
     write = ~full | accept

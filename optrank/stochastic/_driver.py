@@ -13,6 +13,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
+from optrank._intmath import mulhi_u32
 from optrank.stochastic import _rows
 from optrank.stochastic._state import Learner, SAMState, StepInfo
 
@@ -20,15 +21,6 @@ UNROLL = 1
 BLOCK_BYTES = 1 << 22  # pair differences formed per block of iterations (4 MiB)
 MAX_GROUP = 64  # longest schedule period stepped in unrolled aligned groups
 QUIET_UNROLL = 8  # quiet steps unrolled per run; longer runs (S > 9) stay partly rolled
-
-
-def _mulhi(a: jax.Array, b: jax.Array) -> jax.Array:
-    """High 32 bits of the 64-bit product of uint32 ``a`` and ``b`` (16-bit limbs, exact)."""
-    a0, a1 = a & 0xFFFF, a >> 16
-    b0, b1 = b & 0xFFFF, b >> 16
-    a1b0, a0b1 = a1 * b0, a0 * b1
-    mid = ((a0 * b0) >> 16) + (a1b0 & 0xFFFF) + (a0b1 & 0xFFFF)
-    return a1 * b1 + (a1b0 >> 16) + (a0b1 >> 16) + (mid >> 16)
 
 
 def uniform_indices(key: jax.Array, n_rows: int, n_iter: int) -> jax.Array:
@@ -42,7 +34,7 @@ def uniform_indices(key: jax.Array, n_rows: int, n_iter: int) -> jax.Array:
     ``floor(2^32 / n_rows) / 2^32`` or ``ceil(2^32 / n_rows) / 2^32``.
     """
     words = jax.random.bits(key, (n_iter,), jnp.uint32)
-    return _mulhi(words, jnp.uint32(n_rows)).astype(jnp.int32)
+    return mulhi_u32(words, jnp.uint32(n_rows)).astype(jnp.int32)
 
 
 def sample_indices(key: jax.Array, n_pos: int, n_neg: int, n_iter: int):
