@@ -107,7 +107,7 @@ def scheduled_at(
     is the same as :func:`scheduled`'s.
     """
     if phase % r_skip == 0:
-        w = w * jnp.maximum(0.0, 1.0 - r_skip / (t + t0)).astype(w.dtype)
+        w = w * jnp.maximum(0.0, 1.0 - r_skip / shifted_time(t, t0, w.dtype))
     w_avg, q = state.w_avg, state.q
     if averaging and phase % a_skip == 0:
         q = q + 1
