@@ -519,9 +519,9 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         return tags
 
 
-_ZERO_WHEN_ABSENT = ("ref", "w_sum_c", "gamma_sum_c")
+_ZERO_WHEN_ABSENT = ("ref", "h_c", "w_sum_c", "gamma_sum_c")
 """State fields added on 2026-11-26 whose zero value gives an older file its old meaning:
-OPAUC / AdaOAM's reference points (moments about the origin), SOLAM's Kahan
+OPAUC / AdaOAM's reference points (moments about the origin), AdaOAM's and SOLAM's Kahan
 compensations (plain sums)."""
 
 

@@ -271,3 +271,24 @@ def state_from_arrays(template, arrays: dict[str, np.ndarray]):
             raise ValueError(f"state field {name}: shape {value.shape}, expected {leaf.shape}")
         leaves.append(jnp.asarray(value, dtype=leaf.dtype))
     return jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+def kahan_add(total, comp, value):
+    """``total + value`` with Kahan's compensation ``comp``: returns ``(total, comp)``.
+
+    For float32 running sums whose terms fall under the sum's resolution on long streams
+    (SOLAM's weighted average, AdaOAM's ``sum g^2``).
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> s, c, plain = jnp.float32(1e8), jnp.float32(0.0), jnp.float32(1e8)
+    >>> for _ in range(10):  # float32 resolves 8 at 1e8: each plain + 1 rounds away
+    ...     s, c = kahan_add(s, c, jnp.float32(1.0))
+    ...     plain = plain + jnp.float32(1.0)
+    >>> float(plain), float(s), float(s) - float(c)
+    (100000000.0, 100000008.0, 100000010.0)
+    """
+    y = value - comp
+    t = total + y
+    return t, (t - total) - y

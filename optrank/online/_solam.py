@@ -20,7 +20,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from optrank.online._base import Learner, check_hyper
+from optrank.online._base import Learner, check_hyper, kahan_add
 from optrank.online._scw import Info
 
 
@@ -49,13 +49,6 @@ class SOLAMState(NamedTuple):
     key: jax.Array
     w_sum_c: jax.Array
     gamma_sum_c: jax.Array
-
-
-def _kahan(total, comp, value):
-    """``total + value`` with Kahan's compensation: returns ``(total, comp)``."""
-    y = value - comp
-    t = total + y
-    return t, (t - total) - y
 
 
 def _project_ball(w, R):
@@ -93,8 +86,8 @@ def _solam_update():
             n_pos=n_pos,
             step=state.step + 1,
         )
-        w_sum, w_c = _kahan(state.w_sum, state.w_sum_c, gamma * w)
-        g_sum, g_c = _kahan(state.gamma_sum, state.gamma_sum_c, gamma)
+        w_sum, w_c = kahan_add(state.w_sum, state.w_sum_c, gamma * w)
+        g_sum, g_c = kahan_add(state.gamma_sum, state.gamma_sum_c, gamma)
         new = new._replace(w_sum=w_sum, w_sum_c=w_c, gamma_sum=g_sum, gamma_sum_c=g_c)
         return new, Info(loss=loss, n_pairs=jnp.ones((), jnp.int32))
 
