@@ -97,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="start no cell after this long (e.g. 90m, 2h, 1h30m, 3600s; a bare "
                     "number is seconds): running cells finish, the report covers the finished "
                     "ones, and the same command run again goes on from the cache")
-    rp.add_argument("--backend", choices=("numpy", "jax"),
+    rp.add_argument("--backend", choices=("numpy", "jax"),  # _runner.BACKENDS (lazy import)
                     help="backend of the estimators that have one (B2RMK, PRSVM+): jax puts "
                     "their array work on JAX's default device, a GPU where there is one; the "
                     "results agree to rounding, so the cache keys do not depend on it")

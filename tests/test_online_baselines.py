@@ -248,16 +248,21 @@ def test_solam_counts_positives_past_float32s_integers():
     assert int(state.n_pos) == start + 10 and int(state.step) == start + 10
 
 
+def _long_stream(n, seed):
+    """``n`` rows of 2 features with noisy linear labels, for the long float32 streams."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    return X, np.where(X @ [1.0, -0.5] + rng.normal(size=n) > 0, 1.0, -1.0)
+
+
 def test_solam_float32_averages_over_millions_of_steps_match_float64():
     """SOLAM's weighted average sums ``lr / sqrt(t)``: plain float32 sums drifted 6.8%
     after 9 million steps (the step falls under the sum's resolution); compensated
     (Kahan) sums track float64 (measured 4e-8)."""
     from optrank.online import solam
 
-    rng = np.random.default_rng(1)
     n, d = 2_000_000, 2
-    X = rng.normal(size=(n, d))
-    Y = np.where(X @ [1.0, -0.5] + rng.normal(size=n) > 0, 1.0, -1.0)
+    X, Y = _long_stream(n, seed=1)
     states = {}
     for dt in (jnp.float32, F64):
         lrn = solam(learning_rate=1.0, dtype=dt)
@@ -291,10 +296,8 @@ def test_adaoam_float32_gradient_sums_match_float64_over_millions_of_steps():
     """AdaOAM's ``h = sum g^2`` is a compensated sum: a plain float32 sum ran 0.3% low
     after 3 million steps (2% after 10 million), making every step ``lr / sqrt(h)`` too
     large."""
-    rng = np.random.default_rng(2)
     n, d = 3_000_000, 2
-    X = rng.normal(size=(n, d))
-    Y = np.where(X @ [1.0, -0.5] + rng.normal(size=n) > 0, 1.0, -1.0)
+    X, Y = _long_stream(n, seed=2)
     h = {}
     for dt in (jnp.float32, F64):
         lrn = adaoam(learning_rate=0.01, dtype=dt)

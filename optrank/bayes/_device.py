@@ -25,12 +25,9 @@ from scipy.linalg import LinAlgError
 
 from optrank._loop_device import jax_float64
 from optrank.bayes._linalg import GaussianFactor
+from optrank.bayes._variational import _pair_moments
 
 MAX_JITTER_TRIES = 8  # as optrank.bayes._linalg.scaled_cholesky
-
-
-def _x64():
-    return jax_float64()
 
 
 def _host(array) -> np.ndarray:
@@ -71,7 +68,7 @@ class DeviceProblem:
         if Kflat.dtype != jnp.float64:
             raise ValueError(f"the kernel stack must be float64 (built under JAX's x64 "
                              f"mode, as from_pool and from_stack do), got {Kflat.dtype}")
-        with _x64():
+        with jax_float64():
             self.device = device if device is not None else jax.devices()[0]
             self.Kflat = Kflat  # (n_basis, P * n_loss), on the device
             P, nb, nl = shape
@@ -90,7 +87,7 @@ class DeviceProblem:
         """From a host kernel stack ``(P, n_basis, n_loss)`` (copied to the device)."""
         jax, jnp = _jax()
         P, nb, nl = K.shape
-        with _x64():
+        with jax_float64():
             dev = device if device is not None else jax.devices()[0]
             flat = np.ascontiguousarray(np.asarray(K, np.float64).transpose(1, 0, 2))
             Kflat = jax.device_put(flat.reshape(nb, P * nl), dev)
@@ -101,7 +98,7 @@ class DeviceProblem:
         """The stack of ``pool`` (a :class:`KernelPool`) between the basis and loss rows,
         evaluated on the device (the same formulas as ``pool.matrices``)."""
         jax, jnp = _jax()
-        with _x64():
+        with jax_float64():
             dev = device if device is not None else jax.devices()[0]
             Xb = jax.device_put(np.asarray(X_basis, np.float64), dev)
             Xl = jax.device_put(np.asarray(X_loss, np.float64), dev)
@@ -124,13 +121,13 @@ class DeviceProblem:
 
     def predicted(self, a: np.ndarray) -> np.ndarray:
         """``A[m, l] = sum_b a_b K[m, b, l]``, shape ``(P, n_loss)``."""
-        with _x64():
+        with jax_float64():
             P, _, nl = self._shape
             return _host(_predicted(self.Kflat, self._put(a))).reshape(P, nl)
 
     def kernel_rhs(self, G: np.ndarray) -> np.ndarray:
         """``sum_m K_m g_m``, shape ``(n_basis,)``."""
-        with _x64():
+        with jax_float64():
             return _host(_kernel_rhs(self.Kflat, self._put(np.ravel(G))))
 
     def a_posterior(self, ups: float, prior_prec: np.ndarray, rhs: np.ndarray, full: bool):
@@ -143,7 +140,7 @@ class DeviceProblem:
                              "and full=False, as the batch update does")
         if not np.isfinite(rhs).all():
             raise ValueError("right-hand side has non-finite entries")
-        with _x64():
+        with jax_float64():
             prior = self._put(prior_prec)
             L, scale = self._factor(float(ups), prior, self.KK, self._kk_diag, self._kk_max,
                                     self._kk_finite)
@@ -168,7 +165,7 @@ class DeviceProblem:
 
     def ridge_start(self, y: np.ndarray) -> np.ndarray:
         """Kernel ridge weights of ``y`` on the mean kernel: ``(M M^T + I)^-1 M y``."""
-        with _x64():
+        with jax_float64():
             _, jnp = _jax()
             M = _mean_kernel(self.Kflat, self._shape[0])  # (n_basis, n_loss), once per fit
             MM = M @ M.T
@@ -178,38 +175,38 @@ class DeviceProblem:
             return _host(mean)
 
     def pair_ones(self):
-        with _x64():
+        with jax_float64():
             _, jnp = _jax()
             return jnp.ones((len(self.pos), len(self.neg)), self.Kflat.dtype)
 
     def pair_factors(self, f_mean: np.ndarray, f_var: np.ndarray):
         """``(b, <1/theta>)`` of ``q(theta_ij) = GIG(1/2, 1, b_ij)``, on the device."""
-        with _x64():
+        with jax_float64():
             return _pair_factors(self._put(f_mean), self._put(f_var), self._pos, self._neg,
                                  self.C)
 
     def pair_sums(self, W):
-        with _x64():
+        with jax_float64():
             rows, cols = _pair_sums(W)
             return _host(rows), _host(cols)
 
     def pair_matvec(self, W, v: np.ndarray, transpose: bool = False) -> np.ndarray:
-        with _x64():
+        with jax_float64():
             return _host(_pair_matvec(W, self._put(v), transpose))
 
     def pair_elbo(self, f_mean, f_var, b, W) -> float:
-        with _x64():
+        with jax_float64():
             return float(_pair_elbo(self._put(f_mean), self._put(f_var), self._pos,
                                     self._neg, b, W, self.C))
 
     def host(self, array) -> np.ndarray:
         """A device array as a (writeable) numpy array."""
-        with _x64():
+        with jax_float64():
             return _host(array)
 
     def host_precision(self, ups: float, prior_prec: np.ndarray) -> np.ndarray:
         """``ups KK + diag(prior_prec)`` as a numpy array."""
-        with _x64():
+        with jax_float64():
             return _host(_precision(self.KK, float(ups), self._put(prior_prec)))
 
 
@@ -330,16 +327,10 @@ def _tri_inv(L):
     return jnp.concatenate([top, bottom], axis=0)
 
 
-def _zeta(f_mean, f_var, pos, neg):
-    fp, fn = f_mean[pos], f_mean[neg]
-    zeta = 1.0 - fp[:, None] + fn[None, :]
-    return zeta, zeta**2 + f_var[pos][:, None] + f_var[neg][None, :]
-
-
 @_jit
 def _pair_factors(f_mean, f_var, pos, neg, C):
     _, jnp = _jax()
-    b = jnp.maximum(C**2 * _zeta(f_mean, f_var, pos, neg)[1], 1e-300)
+    b = jnp.maximum(C**2 * _pair_moments(f_mean, f_var, pos, neg)[1], 1e-300)
     return b, jnp.sqrt(1.0 / b)
 
 
@@ -356,5 +347,5 @@ def _pair_matvec(W, v, transpose):
 @_jit
 def _pair_elbo(f_mean, f_var, pos, neg, b, W, C):
     _, jnp = _jax()
-    zeta, zeta2 = _zeta(f_mean, f_var, pos, neg)
+    zeta, zeta2 = _pair_moments(f_mean, f_var, pos, neg)
     return jnp.sum(-C * zeta - 0.5 * (C**2 * zeta2 - b) * W - jnp.sqrt(b))

@@ -209,9 +209,8 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
                                  "ranking needs a positive and a negative one")
         Z = self._fit_features(X)
         w0 = self._start(Z.shape[1])
-        with contextlib.ExitStack() as scope:
-            if self.backend == "jax":  # the oracle runs in float64, whatever JAX's setting
-                scope.enter_context(jax_float64())
+        # the JAX oracle runs in float64, whatever JAX's setting
+        with jax_float64() if self.backend == "jax" else contextlib.nullcontext():
             res = self._newton(Z, y_pm, sw, w0)
         self.coef_, self.n_iter_, self.history_ = res.x, res.n_iter, res.history
         self._fitted_coef(self.coef_)
