@@ -3,14 +3,17 @@
 #   1. bench: seconds per sweep on the device against the numpy host path
 #      (benchmarks/bench_bayes_device.py), sizes up to usps's 7,438 training rows;
 #   2. reproduce: Table 3's B2RMK column on the sets still open on a CPU (spambase, usps),
-#      through the runner with --backend jax, one cell after another, stopping new cells
-#      after T_REPRO seconds; the finished cells come back in $OUT/b2rmk/.cache (same cache
+#      through the runner with --backend jax, in PARTS processes sharing the GPU (each
+#      `--sequential --shard j/PARTS`, its own output $OUT/b2rmk_j, at most 0.9/PARTS of
+#      the GPU's memory and cores/PARTS host threads), each stopping new cells after
+#      T_REPRO seconds; the finished cells come back in $OUT/b2rmk_*/.cache (same cache
 #      keys as host runs of this commit: merge them into a host output's .cache).
-# Defaults fit one device call of 600 s: bench <= 100 s, reproduce 300 s + the last cell
-# (the stage is killed 120 s after T_REPRO; a killed cell is lost, the finished ones kept).
+# Defaults fit one device call of under 600 s: bench <= 75 s, reproduce T_REPRO = 330 s
+# + the cells then running (killed 130 s after T_REPRO; a killed cell is lost, the
+# finished ones kept).
 # Usage (repository root; data in $OPTRANK_DATA, e.g. the carried .gpudata):
 #     OUT=/some/dir bash benchmarks/device_bayes.sh
-# Dry run on a CPU: GPU=cpu SIZES="300 600" SETS=sonar QUICK=--quick bash benchmarks/device_bayes.sh
+# Dry run on a CPU: GPU=cpu SIZES="300 600" SETS=sonar QUICK=--quick PARTS=2 bash benchmarks/device_bayes.sh
 set -u
 OUT=${OUT:-/tmp/device_out}
 PY=${PY:-python3}
@@ -31,9 +34,33 @@ stage() {  # stage NAME SECONDS COMMAND...
     lscpu | grep -E "Model name|^CPU\(s\)"
 } 2>&1 | tee "$OUT/env.log"
 # shellcheck disable=SC2086
-stage bayes_bench "${T_BENCH:-100}" $PY benchmarks/bench_bayes_device.py \
-    --sizes ${SIZES:-1000 2000 3680 5148 7438} --sweeps "${SWEEPS:-10}" --host-max "${HOST_MAX:-2000}"
-# shellcheck disable=SC2086
-stage b2rmk_reproduce "$(( ${T_REPRO:-300} + 120 ))" $PY -m optrank.cli reproduce b2rmk-table3 \
-    --datasets "${SETS:-spambase,usps}" --backend jax --sequential \
-    --time-limit "${T_REPRO:-300}" ${QUICK:-} --output "$OUT/b2rmk"
+stage bayes_bench "${T_BENCH:-75}" $PY benchmarks/bench_bayes_device.py \
+    --sizes ${SIZES:-2000 3680 7438} --sweeps "${SWEEPS:-5}" --host-max "${HOST_MAX:-2000}"
+PARTS=${PARTS:-5}
+T_REPRO=${T_REPRO:-330}
+THREADS=$(( $(nproc) / PARTS > 0 ? $(nproc) / PARTS : 1 ))
+FRACTION=$($PY -c "print(round(0.9 / $PARTS, 3))")
+echo "=== b2rmk_reproduce: $PARTS parts, $THREADS host threads and GPU memory fraction" \
+    "$FRACTION each, no new cell after ${T_REPRO}s $(date -u +%T)" | tee "$OUT/b2rmk_reproduce.log"
+nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv -l 20 \
+    > "$OUT/gpu_usage.log" 2>&1 &
+SAMPLER=$!
+PIDS=()
+for j in $(seq 1 "$PARTS"); do
+    # shellcheck disable=SC2086
+    JAX_PLATFORMS=$GPU OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS \
+    MKL_NUM_THREADS=$THREADS XLA_PYTHON_CLIENT_MEM_FRACTION=$FRACTION \
+    XLA_CLIENT_MEM_FRACTION=$FRACTION timeout "$(( T_REPRO + 130 ))" \
+        $PY -m optrank.cli reproduce b2rmk-table3 --datasets "${SETS:-spambase,usps}" \
+        --backend jax --sequential --time-limit "$T_REPRO" --shard "$j/$PARTS" ${QUICK:-} \
+        --output "$OUT/b2rmk_$j" > "$OUT/b2rmk_$j.log" 2>&1 &
+    PIDS+=($!)
+done
+wait "${PIDS[@]}"
+kill "$SAMPLER" 2>/dev/null
+for j in $(seq 1 "$PARTS"); do
+    echo "--- part $j/$PARTS"
+    grep -v "^WARNING" "$OUT/b2rmk_$j.log" | tr '\r' '\n' | grep -E "cells|error|Error|Traceback" | tail -5
+    ls "$OUT/b2rmk_$j/.cache" 2>/dev/null | grep -c json
+done 2>&1 | tee -a "$OUT/b2rmk_reproduce.log"
+echo "=== b2rmk_reproduce end $(date -u +%T)" | tee -a "$OUT/b2rmk_reproduce.log"

@@ -97,6 +97,11 @@ def _parser() -> argparse.ArgumentParser:
                     help="start no cell after this long (e.g. 90m, 2h, 1h30m, 3600s; a bare "
                     "number is seconds): running cells finish, the report covers the finished "
                     "ones, and the same command run again goes on from the cache")
+    rp.add_argument("--shard", type=_shard, metavar="J/K",
+                    help="run only the J-th of K parts of the cells (every K-th from the J-th): "
+                    "K runs, e.g. processes sharing one GPU or machines without Dask, each "
+                    "compute a part; copy their .cache folders into one output and report "
+                    "with --cached-only")
     rp.add_argument("--backend", choices=("numpy", "jax"),  # _runner.BACKENDS (lazy import)
                     help="backend of the estimators that have one (B2RMK, PRSVM+): jax puts "
                     "their array work on JAX's default device, a GPU where there is one; the "
@@ -138,6 +143,19 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
     return value
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """argparse type: ``J/K`` with 1 <= J <= K, as the tuple (J, K)."""
+    j, sep, k = text.partition("/")
+    try:
+        part = (int(j), int(k))
+    except ValueError:
+        part = None
+    if not sep or part is None or not 1 <= part[0] <= part[1]:
+        raise argparse.ArgumentTypeError(f"expected J/K with 1 <= J <= K (e.g. 2/4), got "
+                                         f"{text!r}")
+    return part
 
 
 def _report_parser(sub) -> None:
@@ -408,6 +426,9 @@ def cmd_reproduce(args) -> int:
         resolved = _only_cached(resolved, args.output / ".cache" if cache is True
                                 else Path(cache))
         protocols = [p for _, ps in resolved for p in ps]
+    if args.shard is not None and args.cached_only:
+        raise ValueError("--shard selects cells to run; --cached-only runs none (it reports "
+                         "every cached cell)")
     if args.time_limit is not None and (args.cached_only or cache is False):
         raise ValueError("--time-limit stops a run to go on later from its cache; it cannot "
                          "go with --cached-only or --no-cache")
@@ -415,7 +436,8 @@ def cmd_reproduce(args) -> int:
         results = run_protocols(protocols, output_dir=args.output, progress=True,
                                 scheduler=scheduler, workers=args.workers or runner.workers,
                                 cache=cache, fan_grid=args.fan_grid,
-                                cached_only=args.cached_only, time_limit=args.time_limit)
+                                cached_only=args.cached_only, time_limit=args.time_limit,
+                                shard=args.shard)
     all_protocols = list(reg.PROTOCOLS.values())
     for table_id, ps in resolved:
         if table_id is None:
@@ -441,9 +463,14 @@ def cmd_reproduce(args) -> int:
     if args.cached_only:
         print(f"cells not computed yet (left out of the report): {missing}")
     elif missing:
-        why = "time limit reached: " if args.time_limit is not None else ""
-        print(f"{why}{missing} cells not run (left out of the report); run the same command "
-              "again to go on from the cache")
+        if args.shard is not None:
+            print(f"{missing} cells not run (left out of the report): those of the other "
+                  f"parts, and of this part {args.shard[0]}/{args.shard[1]} any the time "
+                  "limit stopped; merge the parts' caches and report with --cached-only")
+        else:
+            why = "time limit reached: " if args.time_limit is not None else ""
+            print(f"{why}{missing} cells not run (left out of the report); run the same "
+                  "command again to go on from the cache")
     if args.all:
         path = _write_index(args.output, reg, resolved, args.quick)
         print(f"wrote {path}")

@@ -511,6 +511,7 @@ def run_protocols(
     fan_grid: bool = False,
     cached_only: bool = False,
     time_limit: float | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> dict[str, RunResult]:
     """Run the cells of several protocols together (one pool of work), one result each.
 
@@ -553,6 +554,10 @@ def run_protocols(
     if time_limit is not None and map_fn is not None:
         raise ValueError("time_limit needs the built-in executors (sequential or Dask); "
                          "a map_fn runs its items as it likes")
+    if shard is not None:
+        j, k = shard
+        if not (isinstance(j, int) and isinstance(k, int) and 1 <= j <= k):
+            raise ValueError(f"shard must be (j, k) with 1 <= j <= k, got {shard!r}")
     deadline = None if time_limit is None else time.monotonic() + time_limit
     protocols = _distinct(protocols)
     out = Path(output_dir) if output_dir is not None else None
@@ -564,7 +569,9 @@ def run_protocols(
         first.setdefault(key, i)
     measured, scores = _from_cache(store, first)
     cached = set(measured)
-    todo_keys = [] if cached_only else [k for k in first if k not in measured]
+    todo_keys = [] if cached_only else [
+        key for position, key in enumerate(first)
+        if key not in measured and (shard is None or position % shard[1] == shard[0] - 1)]
     todo = [tasks[first[k]] for k in todo_keys]
     for key, result in _execute(
         todo_keys, todo, progress, map_fn, scheduler, workers, client, fan_grid, store,
@@ -766,11 +773,12 @@ def run_protocol(
     client=None,
     fan_grid: bool = False,
     time_limit: float | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> RunResult:
     """Execute every cell of one protocol; see :func:`run_protocols` for the parameters."""
     return run_protocols(
         [protocol], output_dir, progress, map_fn, scheduler, workers, cache, client, fan_grid,
-        time_limit=time_limit,
+        time_limit=time_limit, shard=shard,
     )[protocol.name]
 
 
