@@ -5,7 +5,8 @@
 #   2. reproduce: Table 3's B2RMK column on the sets still open on a CPU (spambase, usps),
 #      through the runner with --backend jax, in PARTS processes sharing the GPU (each
 #      `--sequential --shard j/PARTS`, its own output $OUT/b2rmk_j, at most 0.9/PARTS of
-#      the GPU's memory and cores/PARTS host threads), each stopping new cells after
+#      the GPU's memory (XLA_CLIENT_MEM_FRACTION; JAX 0.11 refuses it beside the
+#      deprecated XLA_PYTHON_CLIENT_MEM_FRACTION) and cores/PARTS host threads), each stopping new cells after
 #      T_REPRO seconds; the finished cells come back in $OUT/b2rmk_*/.cache (same cache
 #      keys as host runs of this commit: merge them into a host output's .cache).
 # Defaults fit one device call of under 600 s: bench <= 75 s, reproduce T_REPRO = 330 s
@@ -13,6 +14,7 @@
 # finished ones kept).
 # Usage (repository root; data in $OPTRANK_DATA, e.g. the carried .gpudata):
 #     OUT=/some/dir bash benchmarks/device_bayes.sh
+# BENCH=0 skips the benchmark; PARTS, T_REPRO, SETS as above.
 # Dry run on a CPU: GPU=cpu SIZES="300 600" SETS=sonar QUICK=--quick PARTS=2 bash benchmarks/device_bayes.sh
 set -u
 OUT=${OUT:-/tmp/device_out}
@@ -34,7 +36,7 @@ stage() {  # stage NAME SECONDS COMMAND...
     lscpu | grep -E "Model name|^CPU\(s\)"
 } 2>&1 | tee "$OUT/env.log"
 # shellcheck disable=SC2086
-stage bayes_bench "${T_BENCH:-75}" $PY benchmarks/bench_bayes_device.py \
+[ "${BENCH:-1}" = 0 ] || stage bayes_bench "${T_BENCH:-75}" $PY benchmarks/bench_bayes_device.py \
     --sizes ${SIZES:-2000 3680 7438} --sweeps "${SWEEPS:-5}" --host-max "${HOST_MAX:-2000}"
 PARTS=${PARTS:-5}
 T_REPRO=${T_REPRO:-330}
@@ -49,8 +51,7 @@ PIDS=()
 for j in $(seq 1 "$PARTS"); do
     # shellcheck disable=SC2086
     JAX_PLATFORMS=$GPU OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS \
-    MKL_NUM_THREADS=$THREADS XLA_PYTHON_CLIENT_MEM_FRACTION=$FRACTION \
-    XLA_CLIENT_MEM_FRACTION=$FRACTION timeout "$(( T_REPRO + 130 ))" \
+    MKL_NUM_THREADS=$THREADS XLA_CLIENT_MEM_FRACTION=$FRACTION timeout "$(( T_REPRO + 130 ))" \
         $PY -m optrank.cli reproduce b2rmk-table3 --datasets "${SETS:-spambase,usps}" \
         --backend jax --sequential --time-limit "$T_REPRO" --shard "$j/$PARTS" ${QUICK:-} \
         --output "$OUT/b2rmk_$j" > "$OUT/b2rmk_$j.log" 2>&1 &
@@ -64,3 +65,5 @@ for j in $(seq 1 "$PARTS"); do
     ls "$OUT/b2rmk_$j/.cache" 2>/dev/null | grep -c json
 done 2>&1 | tee -a "$OUT/b2rmk_reproduce.log"
 echo "=== b2rmk_reproduce end $(date -u +%T)" | tee -a "$OUT/b2rmk_reproduce.log"
+# The device call returns few files: everything goes back as one archive, $OUT/device.tgz.
+tar -czf /tmp/device.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/device.tgz "$OUT/"
