@@ -14,7 +14,8 @@
 # finished ones kept).
 # Usage (repository root; data in $OPTRANK_DATA, e.g. the carried .gpudata):
 #     OUT=/some/dir bash benchmarks/device_bayes.sh
-# BENCH=0 skips the benchmark; PARTS, T_REPRO, SETS as above.
+# BENCH=0 skips the benchmark; PARTS, T_REPRO, SETS as above; GRACE (130 s) is how long
+# the cells running at T_REPRO may take before they are killed.
 # Dry run on a CPU: GPU=cpu SIZES="300 600" SETS=sonar QUICK=--quick PARTS=2 bash benchmarks/device_bayes.sh
 set -u
 OUT=${OUT:-/tmp/device_out}
@@ -51,7 +52,7 @@ PIDS=()
 for j in $(seq 1 "$PARTS"); do
     # shellcheck disable=SC2086
     JAX_PLATFORMS=$GPU OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS \
-    MKL_NUM_THREADS=$THREADS XLA_CLIENT_MEM_FRACTION=$FRACTION timeout "$(( T_REPRO + 130 ))" \
+    MKL_NUM_THREADS=$THREADS XLA_CLIENT_MEM_FRACTION=$FRACTION timeout "$(( T_REPRO + ${GRACE:-130} ))" \
         $PY -m optrank.cli reproduce b2rmk-table3 --datasets "${SETS:-spambase,usps}" \
         --backend jax --sequential --time-limit "$T_REPRO" --shard "$j/$PARTS" ${QUICK:-} \
         --output "$OUT/b2rmk_$j" > "$OUT/b2rmk_$j.log" 2>&1 &
