@@ -24,7 +24,7 @@ from optrank.online._base import Learner, check_hyper
 from optrank.online._buffers import Buffers, buffers_init, buffers_push_slot, check_policy
 from optrank.online._features import FOURIER_GAMMA, fourier_frequencies, fourier_map
 from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, scw_loss
-from optrank.online._xla import margin_dot
+from optrank.online._xla import in_grid_trace, margin_dot
 
 UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
 PROJ_LANES = 16  # rows of ``CBRState.proj`` are padded to whole 16-float registers ...
@@ -235,6 +235,37 @@ def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
     return mu, cov, losses.sum()
 
 
+def screened_diag(mu, cov, x, y, data, mask, C, phi):
+    """CBR-diag's pair steps of one instance (Algorithm 2), screened first.
+
+    With the state on entry, the margins ``m`` and variances ``v`` of all slots take two
+    matrix-vector products; the slots before the first one with a nonzero step
+    (``alpha != 0``, so NaN too) change nothing, so the sequential loop of
+    :func:`rank_against_buffer` starts at that slot, and an instance without one skips the
+    loop. The same pairs are updated in the same order (docs/online.md, "CBR-diag:
+    screening"); only a pair whose step is within rounding of 0 could be decided
+    differently (its margin is summed in another order). The losses of the skipped slots
+    come from the screen. A single stream only: under ``vmap`` the loop would run to the
+    grid's earliest first slot, and the screen would be extra work.
+    """
+    Z = x - data
+    m = y * (Z @ mu)
+    v = (Z * Z) @ cov
+    alpha, _ = scw_gain(m, v, C, phi, mask)
+    hit = alpha != 0
+    k = Z.shape[0]
+    first = jnp.where(hit.any(), jnp.argmax(hit), k)
+    skipped = jnp.sum(jnp.where(mask & (jnp.arange(k) < first), scw_loss(m, v, phi), 0.0))
+
+    def body(j, carry):
+        mu, cov, loss = carry
+        mu, cov, pair_loss = _pair_diag(mu, cov, Z[j], y, C, phi, mask[j])
+        return mu, cov, loss + pair_loss
+
+    return jax.lax.cond(first < k, lambda: jax.lax.fori_loop(first, k, body, (mu, cov, skipped)),
+                        lambda: (mu, cov, skipped))
+
+
 @cache
 def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool = False):
     def update(state: CBRState, x, y):
@@ -257,8 +288,11 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
         data, mask = buffers.data[opp], buffers.mask[opp]
         mu, cov, proj = state.mu, state.cov, state.proj
         if diagonal:
-            mu, cov, loss = rank_against_buffer(_pair_diag, mu, cov, x, y, data, mask, C_t,
-                                                state.phi)
+            if in_grid_trace():
+                mu, cov, loss = rank_against_buffer(_pair_diag, mu, cov, x, y, data, mask, C_t,
+                                                    state.phi)
+            else:
+                mu, cov, loss = screened_diag(mu, cov, x, y, data, mask, C_t, state.phi)
         else:
             xl = project_rows(x, cov)
             proj = proj.at[own, slot].set(jnp.where(written, xl, proj[own, slot]))

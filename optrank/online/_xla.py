@@ -100,6 +100,11 @@ def grid_trace():
         _GRID_TRACE.reset(token)
 
 
+def in_grid_trace() -> bool:
+    """Whether the code being traced is vmapped over a grid (inside :func:`grid_trace`)."""
+    return _GRID_TRACE.get()
+
+
 def margin_dot(rows, z):
     """``rows @ z`` for the ``(2, d)`` stack ``[Sigma z, mu]`` of one CBR pair step (or,
     with ``z`` a ``(2, d)`` stack too, the two row-wise dots: ``[u.u, mu.z]``).
@@ -116,7 +121,7 @@ def margin_dot(rows, z):
     >>> margin_dot(jnp.ones((2, 3)), jnp.arange(3.0)).tolist()
     [3.0, 3.0]
     """
-    if _GRID_TRACE.get():
+    if in_grid_trace():
         return rows @ z if z.ndim == 1 else (rows * z).sum(axis=-1)
     return lane_dot(rows, z[None, :] if z.ndim == 1 else z)
 
