@@ -241,8 +241,10 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         # numpy on the host: a float64 state must not pass through jnp with x64 off (a
         # jitted reduction on the device measured slower per learn_one: 2.0-2.8 against
         # 1.6-1.9 ms for full CBR at d = 300)
+        checked = self.state_._replace(bounds=None) if "bounds" in getattr(
+            self.state_, "_fields", ()) else self.state_  # NaN there means "not current"
         if not all(np.isfinite(np.asarray(leaf)).all()
-                   for leaf in jax.tree_util.tree_leaves(self.state_)
+                   for leaf in jax.tree_util.tree_leaves(checked)
                    if jnp.issubdtype(leaf.dtype, jnp.floating)):
             # a warning, not an error: a grid search (PrefixTuned, the runner's CV) fits
             # diverging points on purpose and scores them NaN, so they are never chosen
@@ -509,6 +511,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         est._start(est.n_features_in_)
         with loop_context(est.dtype):
             arrays = _with_zero_fields(_with_projections(arrays, est.state_), est.state_)
+            arrays = _with_stale_bounds(arrays, est.state_)
             est.state_ = state_from_arrays(est.state_, arrays)
         return est
 
@@ -532,6 +535,15 @@ def _with_zero_fields(arrays: dict, template) -> dict:
     missing = [f for f in _ZERO_WHEN_ABSENT if f in fields and f not in arrays]
     leaves = {f: getattr(template, f) for f in missing}
     return {**arrays, **{f: np.zeros(v.shape, v.dtype) for f, v in leaves.items()}}
+
+
+def _with_stale_bounds(arrays: dict, template) -> dict:
+    """Saved state arrays completed with CBR-diag's ``bounds`` (2026-11-27) where the file
+    predates them: all NaN, i.e. not current, so the first instances recompute them."""
+    leaf = getattr(template, "bounds", None)
+    if leaf is None or "bounds" in arrays:
+        return arrays
+    return {**arrays, "bounds": np.full(leaf.shape, np.nan, leaf.dtype)}
 
 
 def _with_projections(arrays: dict, template) -> dict:

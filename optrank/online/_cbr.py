@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from optrank.online._base import Learner, check_hyper
 from optrank.online._buffers import Buffers, buffers_init, buffers_push_slot, check_policy
@@ -76,6 +77,10 @@ class CBRState(NamedTuple):
     proj : (2, M, q) the stored rows times the factor, ``buffers.data @ L``, kept current
         by every update (full covariance), in the first ``p`` columns of
         ``q = proj_width(p)`` (the rest zero); None for CBR-diag.
+    bounds : (2, M, 2) for CBR-diag, per stored row ``b``: ``b.mu`` under the current
+        ``mu`` (NaN when not current: after any step, or never computed) and an upper
+        bound on ``sqrt(b^2 . Sigma)`` (its value when computed; the diagonal only
+        shrinks) (:func:`certified_diag`); None for the full covariance.
     """
 
     mu: jax.Array
@@ -87,6 +92,7 @@ class CBRState(NamedTuple):
     key: jax.Array
     theta: jax.Array | None = None
     proj: jax.Array | None = None
+    bounds: jax.Array | None = None
 
 
 def _sweep_projected(mu, L, P, x, xl, y, opp, data, mask, C, phi):
@@ -199,7 +205,8 @@ def _block_full(mu, L, P, x, y, data, mask, C, phi):
     return mu + y * (LU @ c), L_k, P - ((P @ U.T) @ R.T) @ U, loss
 
 
-def _pair_diag(mu, cov, z, y, C, phi, ok):
+def _pair_diag_step(mu, cov, z, y, C, phi, ok):
+    """One CBR-diag pair step: ``(mu, cov, loss, alpha, v)``."""
     sz = cov * z
     v, m = margin_dot(jnp.stack([sz, mu]), z)  # not jnp.sum: XLA would reduce serially
     m = y * m
@@ -214,7 +221,11 @@ def _pair_diag(mu, cov, z, y, C, phi, ok):
         lambda: (mu + alpha * y * sz, cov / (1.0 + gain * sz * z)),
         lambda: (mu, cov),
     )
-    return mu, cov, jnp.where(ok, scw_loss(m, v, phi), 0.0)
+    return mu, cov, jnp.where(ok, scw_loss(m, v, phi), 0.0), alpha, v
+
+
+def _pair_diag(mu, cov, z, y, C, phi, ok):
+    return _pair_diag_step(mu, cov, z, y, C, phi, ok)[:3]
 
 
 def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
@@ -235,35 +246,94 @@ def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
     return mu, cov, losses.sum()
 
 
-def screened_diag(mu, cov, x, y, data, mask, C, phi):
-    """CBR-diag's pair steps of one instance (Algorithm 2), screened first.
+def row_bounds(rows, mu, cov):
+    """``[row . mu, sqrt(row^2 . Sigma)]`` of each row (last axis 2): the two numbers per
+    stored row of CBR-diag's certificate (:func:`certified_diag`)."""
+    return jnp.stack([rows @ mu, jnp.sqrt((rows * rows) @ cov)], axis=-1)
 
-    With the state on entry, the margins ``m`` and variances ``v`` of all slots take two
-    matrix-vector products; the slots before the first one with a nonzero step
-    (``alpha != 0``, so NaN too) change nothing, so the sequential loop of
-    :func:`rank_against_buffer` starts at that slot, and an instance without one skips the
-    loop. The same pairs are updated in the same order (docs/online.md, "CBR-diag:
-    screening"); only a pair whose step is within rounding of 0 could be decided
-    differently (its margin is summed in another order). The losses of the skipped slots
-    come from the screen. A single stream only: under ``vmap`` the loop would run to the
-    grid's earliest first slot, and the screen would be extra work.
+
+def _certificate(here, b, y, phi, p: int):
+    """``(lower, reach, slack)`` per slot: ``lower = y (x.mu - b.mu)`` (the margin),
+    ``reach = |x| + |b|`` (bounds ``sqrt(v)``), and the slack of the test
+    ``lower - phi reach > slack``: ``8 sqrt(p) eps`` of the terms' magnitudes, so that a
+    margin within rounding of the bound is left to the loop."""
+    lower = y * (here[0] - b[:, 0])
+    reach = here[1] + b[:, 1]
+    tol = 8.0 * float(np.sqrt(p)) * jnp.finfo(here.dtype).eps
+    return lower, reach, tol * (jnp.abs(here[0]) + jnp.abs(b[:, 0]) + phi * reach)
+
+
+def _first_open(lower, reach, slack, mask, phi, start):
+    """First occupied slot from ``start`` on that the certificate does not clear (the
+    number of slots when it clears them all); NaN clears nothing."""
+    clear = (lower - phi * reach > slack) | ~mask | (jnp.arange(mask.shape[0]) < start)
+    return jnp.where(clear.all(), mask.shape[0], jnp.argmin(clear))
+
+
+def first_uncertified(here, b, y, mask, phi, p: int):
+    """Index of the first occupied slot the certificate of :func:`certified_diag` clears
+    not (``len(mask)`` when it clears them all), for an instance with ``here = [x.mu,
+    |x|]`` against rows with bounds ``b``; ``p`` features."""
+    lower, reach, slack = _certificate(here, b, y, phi, p)
+    return _first_open(lower, reach, slack, mask, phi, 0)
+
+
+def certified_diag(mu, cov, bounds, x, y, own, slot, written, rows, mask, C, phi):
+    """CBR-diag's pair steps of one instance (Algorithm 2), with a certificate per slot.
+
+    ``rows`` are both class buffers ``(2, M, p)``, the opposite one ``rows[1 - own]``
+    (indexed inside the loops: a slice taken outside is copied into them, ~1 us per
+    instance at p = 300). A pair ``(x, b)`` has no loss, so no step, when
+    ``m = y mu.(x - b) >= phi sqrt(v)``, ``v = (x - b)^2 . Sigma``. By the triangle
+    inequality in the norm ``|z| = sqrt(z^2 . Sigma)``, ``sqrt(v) <= |x| + |b|``; with
+    ``b.mu`` and ``|b|`` kept for every stored row (``bounds``), the test
+    ``y (x.mu - b.mu) - phi (|x| + |b|) > slack`` clears a slot in O(1) after the O(p)
+    products ``x.mu``, ``|x|``. The loop steps the first slot not cleared; a step by
+    ``alpha`` moves every later margin by ``alpha (Sigma z_j).(x - b_i)``, at most
+    ``alpha sqrt(v_j) (|x| + |b_i|)`` (Cauchy-Schwarz), so the margins' lower bounds drop
+    by that and the loop goes on at the next slot they do not clear. Cleared slots have
+    no loss and no step in the plain loop either: the pairs stepped, their order and
+    their arithmetic are the plain loop's. ``slack`` (a few units of rounding of the
+    terms) leaves a margin within rounding of the bound to the loop.
+
+    After the instance, a step having moved ``mu`` makes every ``b.mu`` not current (NaN);
+    the opposite buffer's are recomputed (one matrix-vector product) when next needed.
+    A step only shrinks the diagonal (each entry divided by ``1 + gain sigma z^2 >= 1``,
+    also in floating point), so a norm ``|b|`` computed earlier stays an upper bound:
+    norms are computed when a row is stored (or, once, for a buffer read before it has
+    them) and kept. Single stream only: ``run_grid`` runs the plain loop (docs/online.md,
+    "CBR-diag: a certificate per stored row").
     """
-    Z = x - data
-    m = y * (Z @ mu)
-    v = (Z * Z) @ cov
-    alpha, _ = scw_gain(m, v, C, phi, mask)
-    hit = alpha != 0
-    k = Z.shape[0]
-    first = jnp.where(hit.any(), jnp.argmax(hit), k)
-    skipped = jnp.sum(jnp.where(mask & (jnp.arange(k) < first), scw_loss(m, v, phi), 0.0))
+    k = rows.shape[1]
+    here = row_bounds(x, mu, cov)  # [x.mu, |x|]
+    bounds = bounds.at[own, slot].set(jnp.where(written, here, bounds[own, slot]))
+    opp = 1 - own
+    b = bounds[opp]
+    b = jax.lax.cond(jnp.isnan(b[:, 0]).any(), lambda: b.at[:, 0].set(rows[opp] @ mu),
+                     lambda: b)
+    b = jax.lax.cond(jnp.isnan(b[:, 1]).any(),
+                     lambda: b.at[:, 1].set(jnp.sqrt((rows[opp] * rows[opp]) @ cov)), lambda: b)
+    bounds = bounds.at[opp].set(b)
+    lower, reach, slack = _certificate(here, b, y, phi, x.shape[0])
 
-    def body(j, carry):
-        mu, cov, loss = carry
-        mu, cov, pair_loss = _pair_diag(mu, cov, Z[j], y, C, phi, mask[j])
-        return mu, cov, loss + pair_loss
+    def body(carry):
+        j, mu, cov, loss, lower = carry
+        mu, cov, pair_loss, alpha, v = _pair_diag_step(mu, cov, x - rows[opp, j], y, C, phi,
+                                                      mask[j])
+        # the step moves every later margin by alpha (Sigma z_j).(x - b_i), at most
+        # alpha sqrt(v_j) |x - b_i| <= alpha sqrt(v_j) reach_i (Cauchy-Schwarz; the norms
+        # only shrink): the margins' lower bounds follow, and the next pair is the next slot
+        # they do not clear
+        lower = lower - alpha * jnp.sqrt(jnp.maximum(v, 0.0)) * reach
+        return _first_open(lower, reach, slack, mask, phi, j + 1), mu, cov, loss + pair_loss, lower
 
-    return jax.lax.cond(first < k, lambda: jax.lax.fori_loop(first, k, body, (mu, cov, skipped)),
-                        lambda: (mu, cov, skipped))
+    zero = jnp.zeros((), mu.dtype)
+    start = (_first_open(lower, reach, slack, mask, phi, 0), mu, cov, zero, lower)
+    _, new_mu, new_cov, loss, _ = jax.lax.while_loop(lambda c: c[0] < k, body, start)
+    moved = (new_mu != mu).any() | (new_cov != cov).any()  # NaN counts as moved
+    # a step moves mu: every b.mu is out of date. The diagonal only shrinks (each step
+    # divides it by 1 + gain cov z^2 >= 1), so every |b| stays an upper bound: kept
+    return new_mu, new_cov, loss, jnp.where(moved, bounds.at[..., 0].set(jnp.nan), bounds)
 
 
 @cache
@@ -286,13 +356,16 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
         # whole (2, M, d) buffer twice per instance.
         buffers, slot, written = buffers_push_slot(state.buffers, own, x, sub, policy)
         data, mask = buffers.data[opp], buffers.mask[opp]
-        mu, cov, proj = state.mu, state.cov, state.proj
+        mu, cov, proj, bounds = state.mu, state.cov, state.proj, state.bounds
         if diagonal:
-            if in_grid_trace():
+            if in_grid_trace():  # vmapped: the plain loop; the bounds are not kept
                 mu, cov, loss = rank_against_buffer(_pair_diag, mu, cov, x, y, data, mask, C_t,
                                                     state.phi)
+                bounds = jnp.full_like(bounds, jnp.nan)
             else:
-                mu, cov, loss = screened_diag(mu, cov, x, y, data, mask, C_t, state.phi)
+                mu, cov, loss, bounds = certified_diag(mu, cov, bounds, x, y, own, slot,
+                                                       written, buffers.data, mask, C_t,
+                                                       state.phi)
         else:
             xl = project_rows(x, cov)
             proj = proj.at[own, slot].set(jnp.where(written, xl, proj[own, slot]))
@@ -301,8 +374,8 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
             else:
                 mu, cov, proj, loss = _sweep_projected(mu, cov, proj, x, xl, y, opp, data, mask,
                                                        C_t, state.phi)
-        new = state._replace(mu=mu, cov=cov, proj=proj, buffers=buffers, step=state.step + 1,
-                             key=key)
+        new = state._replace(mu=mu, cov=cov, proj=proj, bounds=bounds, buffers=buffers,
+                             step=state.step + 1, key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 
     return update
@@ -343,6 +416,7 @@ def _init_state(key, p, C, eta, buffer_size, diagonal, dtype, theta=None):
         key=key,
         theta=theta,
         proj=None if diagonal else jnp.zeros((2, buffer_size, proj_width(p)), dtype),
+        bounds=jnp.full((2, buffer_size, 2), jnp.nan, dtype) if diagonal else None,
     )
 
 
