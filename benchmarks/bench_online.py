@@ -6,7 +6,12 @@ CBR-diag at d = 54, 123, 300 and full CBR at d = 54, scanning ``--n`` instances
 as the papers' code would be - a Python loop over instances and buffer slots with numpy
 vector operations (float64) - is timed on a ``--n-numpy`` prefix; rates are per pair
 update. Both learners skip the update of a pair without loss (its step size is 0), in
-both implementations (CBR-diag since 2026-11-26; it updated every pair before). Since a
+both implementations (CBR-diag since 2026-11-26; it updated every pair before). The JAX
+CBR-diag in a single stream also clears most pairs without loss by a certificate kept per
+stored row, without evaluating them (since 2026-11-27; the same pairs are stepped, with
+the same results: docs/online.md, "CBR-diag: a certificate per stored row"); the numpy
+loop evaluates every pair, as the papers' code does. ``--n-numpy`` as large as ``--n``
+compares the same pairs. Since a
 pair's cost then depends
 on the loss, and a ranker early in the stream errs more often, the JAX learner is also
 timed on the numpy loop's prefix (row ``prefix``): that row's ratio compares the same
