@@ -219,3 +219,54 @@ def test_run_grid_members_equal_single_streams():
         lrn = cbr(C=float(C), buffer_size=6, diagonal=True, dtype=jnp.float64)
         single, _ = run(lrn, lrn.init(jax.random.PRNGKey(0), 5), X, y)
         np.testing.assert_allclose(states.mu[i], single.mu, rtol=1e-10, atol=1e-12)
+
+
+def test_a_step_that_lowers_later_margins_is_followed():
+    # Later rows b_i near 2 x - b_j, so z_i is near -z_j: stepping pair j raises m_j and
+    # lowers every later margin, which may put a slot the certificate cleared at the start
+    # into loss. The lower bounds drop by alpha sqrt(v_j) |z_i| after each step; without
+    # that the loop would skip such slots (a mutant without it differs here).
+    rng = np.random.default_rng(0)
+    mask, bounds = jnp.ones(K, bool), _stale()
+    plain = jax.jit(lambda *a: _cbr.rank_against_buffer(_cbr._pair_diag, *a))
+    phi, C = jnp.asarray(PHI), jnp.asarray(4.0)
+    certified = jax.jit(lambda mu, cov, x, rows: _cbr.certified_diag(
+        mu, cov, bounds, x, jnp.asarray(1.0), jnp.int32(1), jnp.int32(0), jnp.asarray(True),
+        rows, mask, C, phi)[:3])
+    for _ in range(300):
+        mu, cov, x = rng.normal(size=D), rng.uniform(0.05, 1.0, D), rng.normal(size=D)
+        b_j = x - rng.normal(size=D)
+        data = rng.normal(size=(K, D)) * 0.3
+        j = int(rng.integers(0, K - 1))
+        data[j] = b_j
+        data[j + 1:] = 2 * x - b_j + rng.normal(size=(K - j - 1, D)) * 0.05
+        want = plain(mu, cov, x, jnp.asarray(1.0), data, mask, C, phi)
+        rows = jnp.zeros((2, K, D)).at[0].set(data)
+        _assert_same(want, certified(mu, cov, x, rows))
+
+
+@pytest.mark.parametrize("grid_first", [True, False])
+def test_single_stream_and_grid_traces_stay_apart(grid_first):
+    # run(..., skip_zero_labels=True) puts the update under a lax.cond, whose trace cache
+    # once handed the grid's trace to a single stream (plain loop, bounds left NaN) or
+    # the single stream's to the grid
+    rng = np.random.default_rng(5)
+    y = np.where(rng.random(120) < 0.4, 1.0, -1.0)
+    X = rng.normal(size=(120, 4)) + 0.8 * y[:, None]
+    lrn = cbr(C=0.5, buffer_size=6, diagonal=True, dtype=jnp.float64)
+
+    def single():
+        return run(lrn, lrn.init(jax.random.PRNGKey(0), 4), X, y, skip_zero_labels=True)[0]
+
+    def grid():
+        return optrank.online.run_grid(cbr, {"C": jnp.asarray([0.5])}, X, y, buffer_size=6,
+                                       diagonal=True, dtype=jnp.float64,
+                                       skip_zero_labels=True)[0]
+
+    if grid_first:
+        g, s = grid(), single()
+    else:
+        s, g = single(), grid()
+    assert not np.isnan(np.asarray(s.bounds)).all()  # the certified path ran
+    assert np.isnan(np.asarray(g.bounds)).all()  # the plain loop ran
+    np.testing.assert_allclose(g.mu[0], s.mu, rtol=1e-10, atol=1e-12)

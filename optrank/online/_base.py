@@ -109,7 +109,11 @@ def _scan(update, state, X, Y, n_features, skip_zero):
             return update(s, x, y)
         info_shape = jax.eval_shape(update, s, x, y)[1]
         idle = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), info_shape)
-        return jax.lax.cond(y != 0, update, lambda s, x, y: (s, idle), s, x, y)
+        # a fresh function per trace: lax.cond caches a traced branch by function and
+        # shapes, and would reuse a single stream's trace under run_grid (or the reverse),
+        # whose code differs (_xla.grid_trace)
+        return jax.lax.cond(y != 0, lambda s, x, y: update(s, x, y),
+                            lambda s, x, y: (s, idle), s, x, y)
 
     return jax.lax.scan(step, state, (X, Y))
 

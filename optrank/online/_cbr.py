@@ -80,7 +80,8 @@ class CBRState(NamedTuple):
     bounds : (2, M, 2) for CBR-diag, per stored row ``b``: ``b.mu`` under the current
         ``mu`` (NaN when not current: after any step, or never computed) and an upper
         bound on ``sqrt(b^2 . Sigma)`` (its value when computed; the diagonal only
-        shrinks) (:func:`certified_diag`); None for the full covariance.
+        shrinks) (:func:`certified_diag`); None for the full covariance. Code that sets
+        ``mu``, ``cov`` or the buffers of a state by hand must set ``bounds`` to NaN.
     """
 
     mu: jax.Array
@@ -293,8 +294,10 @@ def certified_diag(mu, cov, bounds, x, y, own, slot, written, rows, mask, C, phi
     ``alpha sqrt(v_j) (|x| + |b_i|)`` (Cauchy-Schwarz), so the margins' lower bounds drop
     by that and the loop goes on at the next slot they do not clear. Cleared slots have
     no loss and no step in the plain loop either: the pairs stepped, their order and
-    their arithmetic are the plain loop's. ``slack`` (a few units of rounding of the
-    terms) leaves a margin within rounding of the bound to the loop.
+    their arithmetic are the plain loop's, to rounding. ``slack`` (a few units of
+    rounding of the terms) leaves a margin within rounding of the bound to the loop; a
+    margin that cancels (``x.mu`` small against its terms) is decided to rounding, as
+    the plain loop's own two reductions (single stream, grid) decide it differently.
 
     After the instance, a step having moved ``mu`` makes every ``b.mu`` not current (NaN);
     the opposite buffer's are recomputed (one matrix-vector product) when next needed.
