@@ -38,14 +38,15 @@ def _stale():
     return jnp.full((2, K, 2), jnp.nan)
 
 
-def _both(mu, cov, x, data, mask, bounds, C=1.0, y=1.0):
+def _both(mu, cov, x, data, mask, bounds, C=1.0, y=1.0, center=None):
     """(plain loop, certified) for an instance of class ``y`` against ``data`` (its
     opposite buffer); the instance is pushed into slot 0 of its own class."""
     own = jnp.int32(1 if y > 0 else 0)
     c, yy, phi = jnp.asarray(C), jnp.asarray(y), jnp.asarray(PHI)
     plain = _cbr.rank_against_buffer(_cbr._pair_diag, mu, cov, x, yy, data, mask, c, phi)
     rows = jnp.zeros((2,) + data.shape).at[1 - own].set(data)  # both buffers
-    got = jax.jit(_cbr.certified_diag)(mu, cov, bounds, x, yy, own, jnp.int32(0),
+    center = jnp.zeros(D) if center is None else center
+    got = jax.jit(_cbr.certified_diag)(mu, cov, bounds, center, x, yy, own, jnp.int32(0),
                                        jnp.asarray(True), rows, mask, c, phi)
     return plain, got
 
@@ -66,9 +67,12 @@ def _hits(mu, cov, x, data, mask, y=1.0):
 def test_certified_steps_equal_the_plain_loop(seed, shift):
     mu, cov, x, data = _case(seed, shift)
     mask = jnp.ones(K, bool)
-    current = _stale().at[0].set(_cbr.row_bounds(data, mu, cov))  # class 0 = opposite
+    current = _stale().at[0].set(_cbr.row_bounds(data, mu, cov, 0.0))  # class 0 = opposite
     for bounds in (_stale(), current):
         _assert_same(*_both(mu, cov, x, data, mask, bounds))
+    # about another centre (the mean of the rows, or a point far off): same steps
+    for center in (data.mean(axis=0), jnp.full(D, 30.0)):
+        _assert_same(*_both(mu, cov, x, data, mask, _stale(), center=center))
 
 
 def test_the_cases_cover_no_step_a_step_in_the_middle_and_every_slot_stepped():
@@ -88,8 +92,8 @@ def test_an_instance_certified_whole_keeps_the_bounds_and_has_no_loss():
     mu, cov, x, data = _case(0, 8.0)
     plain, (m, c, loss, bounds) = _both(mu, cov, x, data, jnp.ones(K, bool), _stale())
     assert float(loss) == 0.0 and (m == mu).all() and (c == cov).all()
-    np.testing.assert_allclose(bounds[0], _cbr.row_bounds(data, mu, cov), rtol=1e-12)
-    np.testing.assert_allclose(bounds[1, 0], _cbr.row_bounds(x, mu, cov), rtol=1e-12)
+    np.testing.assert_allclose(bounds[0], _cbr.row_bounds(data, mu, cov, 0.0), rtol=1e-12)
+    np.testing.assert_allclose(bounds[1, 0], _cbr.row_bounds(x, mu, cov, 0.0), rtol=1e-12)
     assert np.isnan(np.asarray(bounds[1, 1:])).all()  # the own class's other rows: not yet
 
 
@@ -99,8 +103,8 @@ def test_a_step_makes_every_mean_product_not_current_and_keeps_the_norms():
     assert not (m == mu).all() and np.isnan(np.asarray(bounds[..., 0])).all()
     # the opposite rows' norms, computed before the steps, bound the new ones from above
     kept = np.asarray(bounds[0, :, 1])
-    assert (kept >= np.asarray(_cbr.row_bounds(data, m, c)[:, 1])).all()
-    np.testing.assert_allclose(kept, _cbr.row_bounds(data, mu, cov)[:, 1], rtol=1e-12)
+    assert (kept >= np.asarray(_cbr.row_bounds(data, m, c, 0.0)[:, 1])).all()
+    np.testing.assert_allclose(kept, _cbr.row_bounds(data, mu, cov, 0.0)[:, 1], rtol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
@@ -175,7 +179,8 @@ def test_kept_bounds_are_current_or_nan_and_the_norms_upper_bounds(policy):
     X = rng.normal(size=(300, 7)) + 0.8 * y[:, None] * np.linspace(1, 0.2, 7)
     n_current = n_loose = 0
     for state in _step_by_step(X, y, policy=policy):
-        want = np.asarray(_cbr.row_bounds(state.buffers.data, state.mu, state.cov))
+        want = np.asarray(_cbr.row_bounds(state.buffers.data, state.mu, state.cov,
+                                          state.center))
         have = np.asarray(state.bounds)
         kept = ~np.isnan(have[..., 0])
         np.testing.assert_allclose(have[kept, 0], want[kept, 0], rtol=1e-10, atol=1e-12)
@@ -198,10 +203,11 @@ def test_a_healthy_diagonal_fit_does_not_warn_and_saved_files_without_bounds_res
     path = clone(est).partial_fit(X[:100], y[:100]).save(tmp_path / "state.npz")
     with np.load(path) as f:
         assert "bounds" in f.files
-        old = {k: f[k] for k in f.files if k != "bounds"}  # a file from before 2026-11-27
+        old = {k: f[k] for k in f.files if k not in ("bounds", "center")}  # before 2026-11-27
     np.savez(tmp_path / "old.npz", **old)
     resumed = optrank.CBR.load(tmp_path / "old.npz")
     assert np.isnan(np.asarray(resumed.state_.bounds)).all()
+    assert (np.asarray(resumed.state_.center) == 0).all()
     resumed.partial_fit(X[100:], y[100:])
     np.testing.assert_allclose(resumed.decision_function(X), full.decision_function(X),
                                rtol=1e-12, atol=1e-14)
@@ -231,8 +237,8 @@ def test_a_step_that_lowers_later_margins_is_followed():
     plain = jax.jit(lambda *a: _cbr.rank_against_buffer(_cbr._pair_diag, *a))
     phi, C = jnp.asarray(PHI), jnp.asarray(4.0)
     certified = jax.jit(lambda mu, cov, x, rows: _cbr.certified_diag(
-        mu, cov, bounds, x, jnp.asarray(1.0), jnp.int32(1), jnp.int32(0), jnp.asarray(True),
-        rows, mask, C, phi)[:3])
+        mu, cov, bounds, jnp.zeros(D), x, jnp.asarray(1.0), jnp.int32(1), jnp.int32(0),
+        jnp.asarray(True), rows, mask, C, phi)[:3])
     for _ in range(300):
         mu, cov, x = rng.normal(size=D), rng.uniform(0.05, 1.0, D), rng.normal(size=D)
         b_j = x - rng.normal(size=D)
@@ -270,3 +276,20 @@ def test_single_stream_and_grid_traces_stay_apart(grid_first):
     assert not np.isnan(np.asarray(s.bounds)).all()  # the certified path ran
     assert np.isnan(np.asarray(g.bounds)).all()  # the plain loop ran
     np.testing.assert_allclose(g.mu[0], s.mu, rtol=1e-10, atol=1e-12)
+
+
+def test_the_centre_is_the_mean_of_the_stored_rows_at_1_2_4_and_every_1024():
+    rng = np.random.default_rng(6)
+    y = np.where(rng.random(1100) < 0.4, 1.0, -1.0)
+    X = rng.normal(size=(1100, 3)) + 5.0  # far from the origin
+    recentred_at = []
+    previous = None
+    for t, state in enumerate(_step_by_step(X, y), start=1):
+        c = np.asarray(state.center)
+        if previous is None or not np.array_equal(c, previous):
+            recentred_at.append(t)
+            mask = np.asarray(state.buffers.mask)
+            np.testing.assert_allclose(c, np.asarray(state.buffers.data)[mask].mean(axis=0),
+                                       rtol=1e-12)
+        previous = c
+    assert recentred_at == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]

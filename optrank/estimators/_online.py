@@ -522,17 +522,19 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         return tags
 
 
-_ZERO_WHEN_ABSENT = ("ref", "h_c", "w_sum_c", "gamma_sum_c")
-"""State fields added on 2026-11-26 whose zero value gives an older file its old meaning:
-OPAUC / AdaOAM's reference points (moments about the origin), AdaOAM's and SOLAM's Kahan
-compensations (plain sums)."""
+_ZERO_WHEN_ABSENT = ("ref", "h_c", "w_sum_c", "gamma_sum_c", "center")
+"""State fields added since 2026-11-26 whose zero value gives an older file its old
+meaning: OPAUC / AdaOAM's reference points (moments about the origin), AdaOAM's and
+SOLAM's Kahan compensations (plain sums), CBR-diag's certificate centre (the origin; its
+norms come back NaN from :func:`_with_stale_bounds` and are recomputed about it)."""
 
 
 def _with_zero_fields(arrays: dict, template) -> dict:
     """Saved state arrays completed with zeros for the fields of :data:`_ZERO_WHEN_ABSENT`
     that the learner has and the file predates."""
     fields = getattr(template, "_fields", ())
-    missing = [f for f in _ZERO_WHEN_ABSENT if f in fields and f not in arrays]
+    missing = [f for f in _ZERO_WHEN_ABSENT
+               if f in fields and f not in arrays and getattr(template, f) is not None]
     leaves = {f: getattr(template, f) for f in missing}
     return {**arrays, **{f: np.zeros(v.shape, v.dtype) for f, v in leaves.items()}}
 

@@ -82,6 +82,8 @@ class CBRState(NamedTuple):
         bound on ``sqrt(b^2 . Sigma)`` (its value when computed; the diagonal only
         shrinks) (:func:`certified_diag`); None for the full covariance. Code that sets
         ``mu``, ``cov`` or the buffers of a state by hand must set ``bounds`` to NaN.
+    center : (p,) for CBR-diag: the point ``c`` the norms are taken about,
+        ``|b - c|`` (:func:`recentred`); None for the full covariance.
     """
 
     mu: jax.Array
@@ -94,6 +96,7 @@ class CBRState(NamedTuple):
     theta: jax.Array | None = None
     proj: jax.Array | None = None
     bounds: jax.Array | None = None
+    center: jax.Array | None = None
 
 
 def _sweep_projected(mu, L, P, x, xl, y, opp, data, mask, C, phi):
@@ -247,10 +250,34 @@ def rank_against_buffer(pair, mu, cov, x, y, data, mask, C, phi):
     return mu, cov, losses.sum()
 
 
-def row_bounds(rows, mu, cov):
-    """``[row . mu, sqrt(row^2 . Sigma)]`` of each row (last axis 2): the two numbers per
-    stored row of CBR-diag's certificate (:func:`certified_diag`)."""
-    return jnp.stack([rows @ mu, jnp.sqrt((rows * rows) @ cov)], axis=-1)
+def row_bounds(rows, mu, cov, center):
+    """``[row . mu, |row - center|]`` of each row (last axis 2), ``|z| = sqrt(z^2 .
+    Sigma)``: the two numbers per stored row of CBR-diag's certificate
+    (:func:`certified_diag`)."""
+    off = rows - center
+    return jnp.stack([rows @ mu, jnp.sqrt((off * off) @ cov)], axis=-1)
+
+
+RECENTER_EVERY = 1024
+"""CBR-diag's certificate centre is the mean of the stored rows, taken again at instances
+1, 2, 4, ..., 512 and then every this many (:func:`recentred`)."""
+
+
+def recentred(center, bounds, buffers, step):
+    """The certificate's centre and bounds for the instance numbered ``step`` (from 1),
+    after its row was stored: at 1, 2, 4, ... and every :data:`RECENTER_EVERY`, the mean
+    of the occupied slots of both buffers, with every norm marked not current (NaN);
+    otherwise as they were. Any centre makes the certificate valid; one near the data
+    makes it tight (raw features far from the origin, or Fourier features, gave bounds
+    ``|x| + |b|`` far above ``|x - b|``)."""
+    due = ((step & (step - 1)) == 0) | (step % RECENTER_EVERY == 0)
+
+    def mean():
+        weights = buffers.mask.astype(center.dtype)
+        total = jnp.einsum("cm,cmp->p", weights, buffers.data)
+        return total / jnp.maximum(weights.sum(), 1.0), bounds.at[..., 1].set(jnp.nan)
+
+    return jax.lax.cond(due, mean, lambda: (center, bounds))
 
 
 def _certificate(here, b, y, phi, p: int):
@@ -279,19 +306,20 @@ def first_uncertified(here, b, y, mask, phi, p: int):
     return _first_open(lower, reach, slack, mask, phi, 0)
 
 
-def certified_diag(mu, cov, bounds, x, y, own, slot, written, rows, mask, C, phi):
+def certified_diag(mu, cov, bounds, center, x, y, own, slot, written, rows, mask, C, phi):
     """CBR-diag's pair steps of one instance (Algorithm 2), with a certificate per slot.
 
     ``rows`` are both class buffers ``(2, M, p)``, the opposite one ``rows[1 - own]``
     (indexed inside the loops: a slice taken outside is copied into them, ~1 us per
     instance at p = 300). A pair ``(x, b)`` has no loss, so no step, when
     ``m = y mu.(x - b) >= phi sqrt(v)``, ``v = (x - b)^2 . Sigma``. By the triangle
-    inequality in the norm ``|z| = sqrt(z^2 . Sigma)``, ``sqrt(v) <= |x| + |b|``; with
-    ``b.mu`` and ``|b|`` kept for every stored row (``bounds``), the test
-    ``y (x.mu - b.mu) - phi (|x| + |b|) > slack`` clears a slot in O(1) after the O(p)
-    products ``x.mu``, ``|x|``. The loop steps the first slot not cleared; a step by
+    inequality in the norm ``|z| = sqrt(z^2 . Sigma)``, ``sqrt(v) <= |x - c| + |b - c|``
+    for any centre ``c`` (``center``, :func:`recentred`); with ``b.mu`` and ``|b - c|``
+    kept for every stored row (``bounds``), the test ``y (x.mu - b.mu) - phi (|x - c| +
+    |b - c|) > slack`` clears a slot in O(1) after the O(p) products ``x.mu``,
+    ``|x - c|``. The loop steps the first slot not cleared; a step by
     ``alpha`` moves every later margin by ``alpha (Sigma z_j).(x - b_i)``, at most
-    ``alpha sqrt(v_j) (|x| + |b_i|)`` (Cauchy-Schwarz), so the margins' lower bounds drop
+    ``alpha sqrt(v_j) (|x - c| + |b_i - c|)`` (Cauchy-Schwarz), so the margins' lower bounds drop
     by that and the loop goes on at the next slot they do not clear. Cleared slots have
     no loss and no step in the plain loop either: the pairs stepped, their order and
     their arithmetic are the plain loop's, to rounding. ``slack`` (a few units of
@@ -308,14 +336,15 @@ def certified_diag(mu, cov, bounds, x, y, own, slot, written, rows, mask, C, phi
     "CBR-diag: a certificate per stored row").
     """
     k = rows.shape[1]
-    here = row_bounds(x, mu, cov)  # [x.mu, |x|]
+    here = row_bounds(x, mu, cov, center)  # [x.mu, |x - c|]
     bounds = bounds.at[own, slot].set(jnp.where(written, here, bounds[own, slot]))
     opp = 1 - own
     b = bounds[opp]
     b = jax.lax.cond(jnp.isnan(b[:, 0]).any(), lambda: b.at[:, 0].set(rows[opp] @ mu),
                      lambda: b)
     b = jax.lax.cond(jnp.isnan(b[:, 1]).any(),
-                     lambda: b.at[:, 1].set(jnp.sqrt((rows[opp] * rows[opp]) @ cov)), lambda: b)
+                     lambda: b.at[:, 1].set(row_bounds(rows[opp], mu, cov, center)[:, 1]),
+                     lambda: b)
     bounds = bounds.at[opp].set(b)
     lower, reach, slack = _certificate(here, b, y, phi, x.shape[0])
 
@@ -359,16 +388,18 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
         # whole (2, M, d) buffer twice per instance.
         buffers, slot, written = buffers_push_slot(state.buffers, own, x, sub, policy)
         data, mask = buffers.data[opp], buffers.mask[opp]
-        mu, cov, proj, bounds = state.mu, state.cov, state.proj, state.bounds
+        mu, cov, proj, bounds, center = (state.mu, state.cov, state.proj, state.bounds,
+                                         state.center)
         if diagonal:
             if in_grid_trace():  # vmapped: the plain loop; the bounds are not kept
                 mu, cov, loss = rank_against_buffer(_pair_diag, mu, cov, x, y, data, mask, C_t,
                                                     state.phi)
                 bounds = jnp.full_like(bounds, jnp.nan)
             else:
-                mu, cov, loss, bounds = certified_diag(mu, cov, bounds, x, y, own, slot,
-                                                       written, buffers.data, mask, C_t,
-                                                       state.phi)
+                center, bounds = recentred(center, bounds, buffers, state.step + 1)
+                mu, cov, loss, bounds = certified_diag(mu, cov, bounds, center, x, y, own,
+                                                       slot, written, buffers.data, mask,
+                                                       C_t, state.phi)
         else:
             xl = project_rows(x, cov)
             proj = proj.at[own, slot].set(jnp.where(written, xl, proj[own, slot]))
@@ -377,8 +408,8 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
             else:
                 mu, cov, proj, loss = _sweep_projected(mu, cov, proj, x, xl, y, opp, data, mask,
                                                        C_t, state.phi)
-        new = state._replace(mu=mu, cov=cov, proj=proj, bounds=bounds, buffers=buffers,
-                             step=state.step + 1, key=key)
+        new = state._replace(mu=mu, cov=cov, proj=proj, bounds=bounds, center=center,
+                             buffers=buffers, step=state.step + 1, key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 
     return update
@@ -420,6 +451,7 @@ def _init_state(key, p, C, eta, buffer_size, diagonal, dtype, theta=None):
         theta=theta,
         proj=None if diagonal else jnp.zeros((2, buffer_size, proj_width(p)), dtype),
         bounds=jnp.full((2, buffer_size, 2), jnp.nan, dtype) if diagonal else None,
+        center=jnp.zeros(p, dtype) if diagonal else None,
     )
 
 
