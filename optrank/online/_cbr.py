@@ -282,7 +282,7 @@ def recentred(center, bounds, buffers, step):
 
 def _certificate(here, b, y, phi, p: int):
     """``(lower, reach, slack)`` per slot: ``lower = y (x.mu - b.mu)`` (the margin),
-    ``reach = |x| + |b|`` (bounds ``sqrt(v)``), and the slack of the test
+    ``reach = |x - c| + |b - c|`` (bounds ``sqrt(v)``), and the slack of the test
     ``lower - phi reach > slack``: ``8 sqrt(p) eps`` of the terms' magnitudes, so that a
     margin within rounding of the bound is left to the loop."""
     lower = y * (here[0] - b[:, 0])
@@ -299,9 +299,9 @@ def _first_open(lower, reach, slack, mask, phi, start):
 
 
 def first_uncertified(here, b, y, mask, phi, p: int):
-    """Index of the first occupied slot the certificate of :func:`certified_diag` clears
-    not (``len(mask)`` when it clears them all), for an instance with ``here = [x.mu,
-    |x|]`` against rows with bounds ``b``; ``p`` features."""
+    """Index of the first occupied slot that the certificate of :func:`certified_diag`
+    does not clear (``len(mask)`` when it clears them all), for an instance with
+    ``here = [x.mu, |x - c|]`` against rows with bounds ``b``; ``p`` features."""
     lower, reach, slack = _certificate(here, b, y, phi, p)
     return _first_open(lower, reach, slack, mask, phi, 0)
 
@@ -319,8 +319,8 @@ def certified_diag(mu, cov, bounds, center, x, y, own, slot, written, rows, mask
     |b - c|) > slack`` clears a slot in O(1) after the O(p) products ``x.mu``,
     ``|x - c|``. The loop steps the first slot not cleared; a step by
     ``alpha`` moves every later margin by ``alpha (Sigma z_j).(x - b_i)``, at most
-    ``alpha sqrt(v_j) (|x - c| + |b_i - c|)`` (Cauchy-Schwarz), so the margins' lower bounds drop
-    by that and the loop goes on at the next slot they do not clear. Cleared slots have
+    ``alpha sqrt(v_j) (|x - c| + |b_i - c|)`` (Cauchy-Schwarz), so the margins' lower
+    bounds drop by that and the loop goes on at the next slot they do not clear. Cleared slots have
     no loss and no step in the plain loop either: the pairs stepped, their order and
     their arithmetic are the plain loop's, to rounding. ``slack`` (a few units of
     rounding of the terms) leaves a margin within rounding of the bound to the loop; a
@@ -330,7 +330,7 @@ def certified_diag(mu, cov, bounds, center, x, y, own, slot, written, rows, mask
     After the instance, a step having moved ``mu`` makes every ``b.mu`` not current (NaN);
     the opposite buffer's are recomputed (one matrix-vector product) when next needed.
     A step only shrinks the diagonal (each entry divided by ``1 + gain sigma z^2 >= 1``,
-    also in floating point), so a norm ``|b|`` computed earlier stays an upper bound:
+    also in floating point), so a norm ``|b - c|`` computed earlier stays an upper bound:
     norms are computed when a row is stored (or, once, for a buffer read before it has
     them) and kept. Single stream only: ``run_grid`` runs the plain loop (docs/online.md,
     "CBR-diag: a certificate per stored row").
