@@ -9,6 +9,7 @@ from scipy.stats import norm
 from sklearn.metrics import roc_auc_score
 
 from optrank.online import cbr, covariance, fourier_cbr, fourier_map, run, run_grid
+from optrank.online._cbr import proj_width
 
 KEY = jax.random.PRNGKey(7)
 
@@ -392,9 +393,10 @@ def test_projections_of_stored_rows_stay_equal_to_rows_times_factor(policy, bloc
                              policy=policy, blocked=blocked, dtype=jnp.float64)
         for proj, data, L in [(state.proj, state.buffers.data, state.cov)] + [
                 (states.proj[i], states.buffers.data[i], states.cov[i]) for i in (0, 1)]:
-            expected = np.asarray(data) @ np.asarray(L)
+            L = np.asarray(L)  # (d, proj_width(d)): zero columns beyond d, like proj
+            assert L.shape == (d, proj_width(d)) and np.all(L[:, d:] == 0)
+            expected = np.asarray(data) @ L
             assert np.all(np.asarray(proj)[..., d:] == 0)  # padding (proj_width) stays zero
-            proj = np.asarray(proj)[..., :d]
             scale = np.abs(expected).max()
             assert scale > 1e-3  # the rows are there, and the factor has moved
             np.testing.assert_allclose(proj, expected, rtol=1e-9, atol=1e-10 * scale)

@@ -64,6 +64,30 @@ def test_full_covariance_state_saved_without_projections_still_resumes(est, tmp_
                                rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("keep_proj", [True, False])
+@pytest.mark.parametrize("est", [ESTIMATORS[0], clone(ESTIMATORS[2]).set_params(n_components=15)],
+                         ids=["CBR", "FourierCBR"])  # 30 features each: a (30, 32) factor
+def test_full_covariance_state_saved_with_a_square_factor_still_resumes(est, keep_proj,
+                                                                        tmp_path):
+    """Files written before the factor was stored padded (2026-11-28) hold a square
+    ``(p, p)`` factor: loading pads it with zero columns, and the stream resumes as if
+    uninterrupted, with or without the stored projections."""
+    X, y = toy(d=30)
+    full = clone(est).partial_fit(X[:80], y[:80]).partial_fit(X[80:], y[80:])
+    path = clone(est).partial_fit(X[:80], y[:80]).save(tmp_path / "state.npz")
+    with np.load(path) as f:
+        old = {k: f[k] for k in f.files if keep_proj or k != "proj"}
+    p = old["mu"].shape[0]
+    assert old["cov"].shape[1] > p and np.all(old["cov"][:, p:] == 0)
+    old["cov"] = old["cov"][:, :p]
+    np.savez(tmp_path / "old.npz", **old)
+    resumed = type(est).load(tmp_path / "old.npz")
+    assert resumed.state_.cov.shape == full.state_.cov.shape
+    resumed.partial_fit(X[80:], y[80:])
+    np.testing.assert_allclose(resumed.decision_function(X), full.decision_function(X),
+                               rtol=1e-10, atol=1e-12)
+
+
 def test_learn_one_matches_partial_fit():
     X, y = toy(n=80)
     est = ESTIMATORS[0]

@@ -510,6 +510,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         restore_feature_names(est, meta)
         est._start(est.n_features_in_)
         with loop_context(est.dtype):
+            arrays = _with_padded_factor(arrays, est.state_)
             arrays = _with_zero_fields(_with_projections(arrays, est.state_), est.state_)
             arrays = _with_stale_bounds(arrays, est.state_)
             est.state_ = state_from_arrays(est.state_, arrays)
@@ -546,6 +547,19 @@ def _with_stale_bounds(arrays: dict, template) -> dict:
     if leaf is None or "bounds" in arrays:
         return arrays
     return {**arrays, "bounds": np.full(leaf.shape, np.nan, leaf.dtype)}
+
+
+def _with_padded_factor(arrays: dict, template) -> dict:
+    """Saved state arrays with a full-covariance factor ``(p, p)`` from before 2026-11-28,
+    when the factor became ``(p, proj_width(p))``: completed with its zero columns (the
+    same ``Sigma = L L^T``)."""
+    cov = arrays.get("cov")
+    want = getattr(getattr(template, "cov", None), "shape", ())
+    if cov is None or cov.ndim != 2 or len(want) != 2 or cov.shape == tuple(want):
+        return arrays
+    if cov.shape[0] != want[0] or cov.shape[1] > want[1]:
+        return arrays  # not an older layout: state_from_arrays reports the mismatch
+    return {**arrays, "cov": np.pad(cov, ((0, 0), (0, want[1] - cov.shape[1])))}
 
 
 def _with_projections(arrays: dict, template) -> dict:

@@ -24,7 +24,7 @@ import numpy as np
 from optrank.online._base import Learner, check_hyper
 from optrank.online._buffers import Buffers, buffers_init, buffers_push_slot, check_policy
 from optrank.online._features import FOURIER_GAMMA, fourier_frequencies, fourier_map
-from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, scw_loss
+from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, scw_loss, scw_screen
 from optrank.online._xla import in_grid_trace, margin_dot
 
 UNROLL = 1  # rolled: the loop over slots compiles to one small kernel (see _xla.py)
@@ -54,8 +54,8 @@ def proj_width(p: int) -> int:
 def project_rows(rows, L):
     """``rows @ L`` with the last axis zero-padded to :func:`proj_width`: the projections
     :class:`CBRState` keeps for stored rows (and ``x L`` for an arriving row)."""
-    out = rows @ L
-    pad = proj_width(L.shape[1]) - L.shape[1]
+    out = rows @ L  # (p, q) factor: already q wide; a (p, p) one of an older state: pad
+    pad = proj_width(L.shape[0]) - L.shape[1]
     return jnp.pad(out, [(0, 0)] * (out.ndim - 1) + [(0, pad)])
 
 
@@ -123,10 +123,11 @@ def _sweep_projected(mu, L, P, x, xl, y, opp, data, mask, C, phi):
 
     def _next_in_loss(start, m, v):
         live = mask & (slots >= start)
-        alpha, _ = scw_coefficients(m, v, C, phi, live)
-        hit = alpha != 0  # a NaN step (an overflowing pair) is stepped: it poisons the state
+        # every slot with alpha != 0, perhaps a few more at the edge (re-tested by the step);
+        # a NaN step (an overflowing pair) is stepped: it poisons the state
+        loss, hit = scw_screen(m, v, phi, live)
         j = jnp.where(hit.any(), jnp.argmax(hit), k)
-        loss = jnp.where(live & (slots <= j), scw_loss(m, v, phi), 0.0).sum()
+        loss = jnp.where(live & (slots <= j), loss, 0.0).sum()
         return j, loss
 
     def step(carry):
@@ -134,13 +135,16 @@ def _sweep_projected(mu, L, P, x, xl, y, opp, data, mask, C, phi):
         u = xl - P[opp, j]  # zero beyond column p (proj_width)
         vj = margin_dot(u[None], u)[0]  # |u|^2 afresh: the factor's step needs it exact
         alpha, beta = scw_coefficients(m[j], vj, C, phi)
+        # the pair steps where alpha(m_j, v_j) != 0, as decided before the screen: a pair
+        # the screen kept at the edge steps by 0, which leaves every array as it was
+        steps = scw_coefficients(m[j], v[j], C, phi)[0] != 0
+        alpha, beta = jnp.where(steps, alpha, 0.0), jnp.where(steps, beta, 0.0)
         gamma = beta / (1.0 + jnp.sqrt(jnp.maximum(1.0 - beta * vj, 0.0)))
-        up = u[:p]
-        Lu = L @ up
+        Lu = L @ u  # the factor is (p, q) with zero columns beyond p, like u
         s = P @ u  # (2, M): b.(L u) for every stored row
         c = (xl @ u) - s[opp]  # u_i . u for the opposite slots
         mu = mu + alpha * y * Lu
-        L = L - gamma * jnp.outer(Lu, up)
+        L = L - gamma * jnp.outer(Lu, u)
         P = P - gamma * s[..., None] * u
         xl = xl - (gamma * (xl @ u)) * u
         m = m + alpha * c
@@ -439,7 +443,7 @@ def _score(state: CBRState, X):
 def _init_state(key, p, C, eta, buffer_size, diagonal, dtype, theta=None):
     # jitted: one dispatch instead of a dozen eager ones (an estimator's fit calls it once)
     dtype = jnp.dtype(dtype)
-    cov = jnp.ones(p, dtype) if diagonal else jnp.eye(p, dtype=dtype)
+    cov = jnp.ones(p, dtype) if diagonal else jnp.eye(p, proj_width(p), dtype=dtype)
     return CBRState(
         mu=jnp.zeros(p, dtype),
         cov=cov,

@@ -102,3 +102,33 @@ def scw_gain(m, v, C, phi, active=True):
 def scw_loss(m, v, phi):
     """The SCW hinge ``max(0, phi sqrt(v) - m)``."""
     return jnp.maximum(0.0, phi * jnp.sqrt(jnp.maximum(v, 0.0)) - m)
+
+
+STEP_SLACK = 1e-4
+"""Relative margin by which :func:`scw_screen` keeps pairs near the loss's edge."""
+
+
+def scw_screen(m, v, phi, active=True):
+    """``(loss, may_step)``: the SCW hinge, and a test that is True wherever
+    :func:`scw_coefficients` gives ``alpha != 0``, for the price of one square root.
+
+    ``alpha > 0`` iff ``sqrt(m^2 phi^4 / 4 + v phi^2 zeta) > m psi``; for ``m > 0`` both
+    sides are positive and squaring gives ``v phi^2 zeta > m^2 (psi^2 - phi^4 / 4) =
+    m^2 zeta``, i.e. ``m < phi sqrt(v)``: a pair steps exactly when its hinge is positive.
+    Rounding in the closed form can leave ``alpha`` a little above 0 for a margin just
+    past the edge, so a pair is cleared only when ``m >= phi sqrt(v) (1 + STEP_SLACK)``
+    (``STEP_SLACK`` = 1e-4, over 1,000 float32 roundings; tests fuzz the boundary in
+    float32 and float64). ``may_step`` may thus hold at a few pairs where ``alpha = 0``:
+    callers re-test those with :func:`scw_coefficients`. As there, a slot is never
+    stepped where ``v <= 1e-12`` or not ``active``, and a non-finite margin is stepped
+    (its NaN step reaches the state, which then reports the divergence).
+
+    Examples
+    --------
+    >>> loss, may = scw_screen(jnp.array([-1.0, 0.5, 2.0]), jnp.array([1.0, 4.0, 4.0]), 0.5)
+    >>> loss.tolist(), may.tolist()
+    ([1.5, 0.5, 0.0], [True, True, False])
+    """
+    edge = phi * jnp.sqrt(jnp.maximum(v, 0.0))
+    clear = jnp.isfinite(m) & (m >= edge * (1.0 + STEP_SLACK))
+    return jnp.maximum(0.0, edge - m), (v > _TINY) & active & ~clear
