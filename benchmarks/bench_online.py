@@ -29,6 +29,7 @@ printed before and after.
 Usage::
 
     python benchmarks/bench_online.py [--n 100000] [--n-numpy 2000] [--n-grid 10000]
+        [--repeat 5] [--cases CBR:54,CBR-diag:54]
 """
 
 from __future__ import annotations
@@ -148,8 +149,19 @@ def main():
     parser.add_argument("--n-grid", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=REPEAT,
                         help="timed runs per figure, JAX and numpy alike (best of)")
+    parser.add_argument("--cases", default=None,
+                        help="comma-separated subset of the cases, e.g. 'CBR:54,CBR-diag:300' "
+                             "(default: all four)")
     args = parser.parse_args()
     REPEAT = args.repeat
+    cases = CASES
+    if args.cases:
+        want = {c.strip() for c in args.cases.split(",")}
+        cases = [c for c in CASES if f"{c[0]}:{c[1]}" in want]
+        unknown = want - {f"{c[0]}:{c[1]}" for c in CASES}
+        if unknown:
+            parser.error(f"unknown case(s) {sorted(unknown)}; choose from "
+                         f"{[f'{c[0]}:{c[1]}' for c in CASES]}")
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; buffers {BUFFER}, FIFO; "
           f"JAX float32 over {args.n} instances (grid of 21: {args.n_grid}), "
           f"numpy float64 over {args.n_numpy}. Rates in pair updates/s, wall | CPU time.")
@@ -159,7 +171,7 @@ def main():
     print(f"load average at start: {os.getloadavg()[0]:.2f} (1 min) on {os.cpu_count()} CPUs")
     print(head)
     print("-" * len(head))
-    for name, d, diagonal in CASES:
+    for name, d, diagonal in cases:
         X, Y = stream(args.n, d)
         pn, wn, cn = time_numpy(X[: args.n_numpy], Y[: args.n_numpy], diagonal)
         rows = [("single", time_jax(X, Y, diagonal)),

@@ -69,7 +69,7 @@ def test_full_covariance_state_saved_without_projections_still_resumes(est, tmp_
                          ids=["CBR", "FourierCBR"])  # 30 features each: a (30, 32) factor
 def test_full_covariance_state_saved_with_a_square_factor_still_resumes(est, keep_proj,
                                                                         tmp_path):
-    """Files written before the factor was stored padded (2026-11-28) hold a square
+    """Files written before the factor was stored padded (2026-11-27) hold a square
     ``(p, p)`` factor: loading pads it with zero columns, and the stream resumes as if
     uninterrupted, with or without the stored projections."""
     X, y = toy(d=30)

@@ -550,7 +550,7 @@ def _with_stale_bounds(arrays: dict, template) -> dict:
 
 
 def _with_padded_factor(arrays: dict, template) -> dict:
-    """Saved state arrays with a full-covariance factor ``(p, p)`` from before 2026-11-28,
+    """Saved state arrays with a full-covariance factor ``(p, p)`` from before 2026-11-27,
     when the factor became ``(p, proj_width(p))``: completed with its zero columns (the
     same ``Sigma = L L^T``)."""
     cov = arrays.get("cov")
