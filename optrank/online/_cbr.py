@@ -65,10 +65,11 @@ class CBRState(NamedTuple):
     Attributes
     ----------
     mu : (p,) mean weight vector (the ranker); ``p = d``, or ``2 m`` with Fourier features.
-    cov : (p, p) a square-root factor ``L`` of the covariance, ``Sigma = L L^T`` (CBR,
+    cov : (p, q) a square-root factor ``L`` of the covariance, ``Sigma = L L^T`` (CBR,
         Fourier CBR; updated in square-root form, so ``Sigma`` stays positive definite
-        in float32), or (p,) the diagonal of ``Sigma`` for CBR-diag. :func:`covariance`
-        gives ``Sigma``.
+        in float32), with ``q = proj_width(p)`` and the columns beyond ``p`` zero (whole
+        registers for XLA CPU, like ``proj``); or (p,) the diagonal of ``Sigma`` for
+        CBR-diag. :func:`covariance` gives ``Sigma``.
     buffers : :class:`~optrank.online._buffers.Buffers` holding (mapped) instances.
     C, phi : scalar hyperparameters (``phi = Phi^{-1}(eta)``), vmappable.
     step : int32 number of instances seen.
@@ -107,7 +108,8 @@ def _sweep_projected(mu, L, P, x, xl, y, opp, data, mask, C, phi):
     subtraction instead of a ``p x p`` product. All slots' margins ``m = y mu.z`` and
     variances ``v = |u|^2`` are computed at once; a pair whose step size is 0 (no loss, or a
     masked slot) leaves ``mu`` and ``L`` exactly as they are, so the sweep jumps from one
-    pair in loss to the next (:func:`_next_in_loss`), and only those pay for a step. A step
+    pair in loss to the next (:func:`_next_in_loss`, by the hinge: :func:`scw_screen`),
+    and only those pay for a step. A step
     ``L <- L - gamma (L u) u^T`` maps every ``u_i`` to ``u_i - gamma (u.u_i) u``, so the
     remaining margins and variances follow in ``O(k)`` from ``c = U u``, and the rows of
     ``P`` and ``xl`` by the same rank-one map (docs/online.md, "Full CBR: projected rows").
