@@ -426,3 +426,22 @@ def test_pairs_without_loss_skip_their_update_and_change_nothing():
         assert np.mean(np.asarray(info.loss)[100:] == 0) > 0.3  # whole instances skipped
         np.testing.assert_allclose(states.mu[i], state.mu, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(states.cov[i], state.cov, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+def test_a_state_with_a_square_factor_streams_on(blocked):
+    """A state whose factor is square (kept in memory or pickled before the factor was
+    stored padded, 2026-11-27) goes on streaming: padded for each instance, square again
+    after, with the results of the padded state."""
+    d = 30
+    X, Y = toy(n=240, d=d, seed=4)
+    lrn = cbr(C=2.0, buffer_size=8, blocked=blocked, dtype=jnp.float64)
+    state, _ = run(lrn, lrn.init(KEY, d), X[:120], Y[:120])
+    assert state.cov.shape == (d, proj_width(d))
+    square = state._replace(cov=state.cov[:, :d])
+    padded, _ = run(lrn, state, X[120:], Y[120:])
+    kept, _ = run(lrn, square, X[120:], Y[120:])
+    assert kept.cov.shape == (d, d)
+    np.testing.assert_allclose(kept.mu, padded.mu, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(kept.cov, padded.cov[:, :d], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(kept.proj, padded.proj, rtol=1e-12, atol=1e-14)

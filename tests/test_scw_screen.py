@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from optrank.online import _scw
-from optrank.online._cbr import _sweep_projected, proj_width
+from optrank.online._cbr import _pair_steps, _sweep_projected, proj_width
 from optrank.online._scw import phi_from_eta, scw_coefficients, scw_screen
 
 
@@ -87,3 +87,48 @@ def test_a_pair_the_screen_keeps_at_the_edge_changes_nothing():
                                jnp.array([True]), 1.0, phi)
         same = [np.array_equal(a, b) for a, b in zip(out[:3], (mu, L, P), strict=True)]
         assert same == [not moves] * 3
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+def test_screen_leaves_overflowing_pairs_to_the_closed_form(dtype):
+    """Margins or variances so large that the closed form overflows: there it gives the
+    full step ``C`` or NaN (never 0), and the screen keeps the pair, so the sweep behaves
+    as before it (a NaN step reaches the state and is reported as a divergence)."""
+    big = float(jnp.finfo(dtype).max)
+    phi = phi_from_eta(jnp.asarray(0.99, dtype)).astype(dtype)
+    m = jnp.asarray([big ** 0.5 * 2, big ** 0.5 / 20, 0.0, 0.0], dtype)
+    v = jnp.asarray([1.0, 1.0, big / 2, big / 100], dtype)
+    m = m.at[2:].set(phi * jnp.sqrt(v[2:]) * 1.001)  # just past the edge: no loss
+    alpha = np.asarray(scw_coefficients(m, v, jnp.asarray(1.0, dtype), phi)[0])
+    _, may = scw_screen(m, v, phi)
+    assert np.all((alpha != 0) <= np.asarray(may))  # every nonzero or NaN step is kept
+    assert np.isnan(alpha[2]) and alpha[0] == 1.0  # the closed form's own overflows
+    assert np.asarray(may).tolist() == [True, False, True, True]
+
+
+def test_the_step_decides_on_the_carried_margin_and_variance():
+    """A slot the screen keeps within its slack whose carried ``(m_j, v_j)`` has no step
+    but whose fresh ``|u_j|^2`` would give one (after earlier steps of the instance the
+    carried variance is an update, not a recomputation): it steps by 0, as the pairs were
+    chosen before the screen; given the fresh variance it steps."""
+    p, k = 30, 1
+    q = proj_width(p)
+    rng = np.random.default_rng(5)
+    x, b = rng.normal(size=p), rng.normal(size=p)
+    z = x - b
+    phi = float(phi_from_eta(0.7))
+    L = jnp.eye(p, q, dtype=jnp.float64)
+    P = jnp.zeros((2, k, q)).at[0, 0].set(jnp.pad(jnp.asarray(b), (0, q - p)))
+    xl = jnp.pad(jnp.asarray(x), (0, q - p))
+    v_true = float(z @ z)
+    mu = jnp.asarray(z * phi * (1 - 1e-6) / np.linalg.norm(z))  # in loss at the fresh v
+    m = jnp.asarray([float(mu @ z)])
+    args = (1.0, 0, m)
+    tail = (jnp.array([True]), 1.0, phi)
+    v_carried = jnp.asarray([v_true * (1 - 4e-5)])  # 2e-5 past the edge: no step there
+    assert float(scw_coefficients(m[0], v_carried[0], 1.0, phi)[0]) == 0.0
+    assert float(scw_coefficients(m[0], v_true, 1.0, phi)[0]) > 0.0
+    out = _pair_steps(mu, L, P, xl, *args, v_carried, *tail)
+    assert all(np.array_equal(a, b) for a, b in zip(out[:3], (mu, L, P), strict=True))
+    out = _pair_steps(mu, L, P, xl, *args, jnp.asarray([v_true]), *tail)
+    assert not np.array_equal(out[0], mu)

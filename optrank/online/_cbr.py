@@ -54,7 +54,7 @@ def proj_width(p: int) -> int:
 def project_rows(rows, L):
     """``rows @ L`` with the last axis zero-padded to :func:`proj_width`: the projections
     :class:`CBRState` keeps for stored rows (and ``x L`` for an arriving row)."""
-    out = rows @ L  # (p, q) factor: already q wide; a (p, p) one of an older state: pad
+    out = rows @ L  # (p, q) factor: already q wide; a square one (older states): pad
     pad = proj_width(L.shape[0]) - L.shape[1]
     return jnp.pad(out, [(0, 0)] * (out.ndim - 1) + [(0, pad)])
 
@@ -115,18 +115,25 @@ def _sweep_projected(mu, L, P, x, xl, y, opp, data, mask, C, phi):
     ``P`` and ``xl`` by the same rank-one map (docs/online.md, "Full CBR: projected rows").
     Returns ``mu, L, P`` and the summed loss of the pairs, each before its own step.
     """
-    k, p = data.shape
-    slots = jnp.arange(k)
     U = xl - P[opp]
     # row norms as a matrix-vector product: XLA CPU vectorises the product, and would
     # reduce each row serially (docs/online.md)
     v = (U * U) @ jnp.ones(U.shape[1], U.dtype)
     m = y * ((x - data) @ mu)
+    return _pair_steps(mu, L, P, xl, y, opp, m, v, mask, C, phi)
+
+
+def _pair_steps(mu, L, P, xl, y, opp, m, v, mask, C, phi):
+    """The sequential part of :func:`_sweep_projected`, from all slots' margins ``m`` and
+    variances ``v``: step each pair whose SCW step size at the carried ``(m_j, v_j)`` is
+    not 0, in slot order, carrying the others' ``m`` and ``v`` through each step."""
+    k = m.shape[0]
+    slots = jnp.arange(k)
 
     def _next_in_loss(start, m, v):
         live = mask & (slots >= start)
         # every slot with alpha != 0, perhaps a few more at the edge (re-tested by the step);
-        # a NaN step (an overflowing pair) is stepped: it poisons the state
+        # an overflowing pair is kept for the closed form, whose NaN step poisons the state
         loss, hit = scw_screen(m, v, phi, live)
         j = jnp.where(hit.any(), jnp.argmax(hit), k)
         loss = jnp.where(live & (slots <= j), loss, 0.0).sum()
@@ -407,6 +414,10 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
                                                        slot, written, buffers.data, mask,
                                                        C_t, state.phi)
         else:
+            p = cov.shape[0]
+            square = cov.shape[1] < proj_width(p)  # a state kept from before 2026-11-27
+            if square:  # padded for the instance, square again after: the carry's shape
+                cov = jnp.pad(cov, ((0, 0), (0, proj_width(p) - cov.shape[1])))
             xl = project_rows(x, cov)
             proj = proj.at[own, slot].set(jnp.where(written, xl, proj[own, slot]))
             if blocked:
@@ -414,6 +425,8 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
             else:
                 mu, cov, proj, loss = _sweep_projected(mu, cov, proj, x, xl, y, opp, data, mask,
                                                        C_t, state.phi)
+            if square:
+                cov = cov[:, :p]
         new = state._replace(mu=mu, cov=cov, proj=proj, bounds=bounds, center=center,
                              buffers=buffers, step=state.step + 1, key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])

@@ -120,8 +120,10 @@ def scw_screen(m, v, phi, active=True):
     (``STEP_SLACK`` = 1e-4, over 1,000 float32 roundings; tests fuzz the boundary in
     float32 and float64). ``may_step`` may thus hold at a few pairs where ``alpha = 0``:
     callers re-test those with :func:`scw_coefficients`. As there, a slot is never
-    stepped where ``v <= 1e-12`` or not ``active``, and a non-finite margin is stepped
-    (its NaN step reaches the state, which then reports the divergence).
+    stepped where ``v <= 1e-12`` or not ``active``; a non-finite margin is kept, and so is
+    any pair whose closed form could overflow (``m^2 phi^4 / 4 + v phi^2 zeta`` above a
+    sixteenth of the largest float): there the closed form decides, as before the screen
+    (a NaN step reaches the state, which then reports the divergence).
 
     Examples
     --------
@@ -130,5 +132,7 @@ def scw_screen(m, v, phi, active=True):
     ([1.5, 0.5, 0.0], [True, True, False])
     """
     edge = phi * jnp.sqrt(jnp.maximum(v, 0.0))
-    clear = jnp.isfinite(m) & (m >= edge * (1.0 + STEP_SLACK))
+    big = jnp.finfo(jnp.result_type(m, v)).max / 16
+    tame = m * m * (phi**4 / 4.0) + v * (phi**2 * (1.0 + phi**2)) < big  # False for NaN
+    clear = tame & (m >= edge * (1.0 + STEP_SLACK))
     return jnp.maximum(0.0, edge - m), (v > _TINY) & active & ~clear
