@@ -65,19 +65,24 @@ def test_screen_matches_the_step_sizes_at_the_special_values():
                                rtol=1e-6)
 
 
+def _one_stored_row(seed, p=30):
+    """An arriving row ``x``, one stored negative row ``b`` (slot 0 of class 0), the
+    identity factor padded to ``proj_width(p)``, the projections and ``x L``."""
+    q = proj_width(p)
+    rng = np.random.default_rng(seed)
+    x, b = rng.normal(size=p), rng.normal(size=p)
+    phi = float(phi_from_eta(0.7))
+    L = jnp.eye(p, q, dtype=jnp.float64)
+    P = jnp.zeros((2, 1, q)).at[0, 0].set(jnp.pad(jnp.asarray(b), (0, q - p)))
+    xl = jnp.pad(jnp.asarray(x), (0, q - p))
+    return x, b, x - b, phi, L, P, xl
+
+
 def test_a_pair_the_screen_keeps_at_the_edge_changes_nothing():
     """One stored row whose margin is 5e-5 past the edge (inside the slack): the sweep
     visits it, its step size is 0, and mean, factor and projections come back bit for
     bit; the same row 5e-5 inside the edge steps."""
-    p, k = 30, 1
-    q = proj_width(p)
-    rng = np.random.default_rng(3)
-    x, b = rng.normal(size=p), rng.normal(size=p)
-    z = x - b
-    phi = float(phi_from_eta(0.7))
-    L = jnp.eye(p, q, dtype=jnp.float64)
-    P = jnp.zeros((2, k, q)).at[0, 0].set(jnp.pad(jnp.asarray(b), (0, q - p)))
-    xl = jnp.pad(jnp.asarray(x), (0, q - p))
+    x, b, z, phi, L, P, xl = _one_stored_row(seed=3)
     for rel, moves in [(5e-5, False), (-5e-5, True)]:
         mu = jnp.asarray(z * phi * (1 + rel) / np.linalg.norm(z))  # m = phi |z| (1 + rel)
         m = float(mu @ z)
@@ -111,15 +116,7 @@ def test_the_step_decides_on_the_carried_margin_and_variance():
     but whose fresh ``|u_j|^2`` would give one (after earlier steps of the instance the
     carried variance is an update, not a recomputation): it steps by 0, as the pairs were
     chosen before the screen; given the fresh variance it steps."""
-    p, k = 30, 1
-    q = proj_width(p)
-    rng = np.random.default_rng(5)
-    x, b = rng.normal(size=p), rng.normal(size=p)
-    z = x - b
-    phi = float(phi_from_eta(0.7))
-    L = jnp.eye(p, q, dtype=jnp.float64)
-    P = jnp.zeros((2, k, q)).at[0, 0].set(jnp.pad(jnp.asarray(b), (0, q - p)))
-    xl = jnp.pad(jnp.asarray(x), (0, q - p))
+    x, b, z, phi, L, P, xl = _one_stored_row(seed=5)
     v_true = float(z @ z)
     mu = jnp.asarray(z * phi * (1 - 1e-6) / np.linalg.norm(z))  # in loss at the fresh v
     m = jnp.asarray([float(mu @ z)])
