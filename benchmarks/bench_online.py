@@ -154,14 +154,14 @@ def main():
                              "(default: all four)")
     args = parser.parse_args()
     REPEAT = args.repeat
+    named = {f"{name}:{d}": case for case in CASES for name, d, _ in [case]}
     cases = CASES
     if args.cases:
         want = {c.strip() for c in args.cases.split(",")}
-        cases = [c for c in CASES if f"{c[0]}:{c[1]}" in want]
-        unknown = want - {f"{c[0]}:{c[1]}" for c in CASES}
-        if unknown:
-            parser.error(f"unknown case(s) {sorted(unknown)}; choose from "
-                         f"{[f'{c[0]}:{c[1]}' for c in CASES]}")
+        if want - named.keys():
+            parser.error(f"unknown case(s) {sorted(want - named.keys())}; choose from "
+                         f"{list(named)}")
+        cases = [case for key, case in named.items() if key in want]
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; buffers {BUFFER}, FIFO; "
           f"JAX float32 over {args.n} instances (grid of 21: {args.n_grid}), "
           f"numpy float64 over {args.n_numpy}. Rates in pair updates/s, wall | CPU time.")

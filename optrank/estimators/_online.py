@@ -553,13 +553,14 @@ def _with_padded_factor(arrays: dict, template) -> dict:
     """Saved state arrays with a full-covariance factor ``(p, p)`` from before 2026-11-27,
     when the factor became ``(p, proj_width(p))``: completed with its zero columns (the
     same ``Sigma = L L^T``)."""
-    cov = arrays.get("cov")
-    want = getattr(getattr(template, "cov", None), "shape", ())
-    if cov is None or cov.ndim != 2 or len(want) != 2 or cov.shape == tuple(want):
+    from optrank.online._cbr import padded_factor
+
+    cov, want = arrays.get("cov"), getattr(template, "cov", None)
+    if cov is None or want is None or cov.ndim != 2 or want.ndim != 2:
         return arrays
-    if cov.shape[0] != want[0] or cov.shape[1] > want[1]:
-        return arrays  # not an older layout: state_from_arrays reports the mismatch
-    return {**arrays, "cov": np.pad(cov, ((0, 0), (0, want[1] - cov.shape[1])))}
+    if cov.shape[0] != want.shape[0] or cov.shape[1] >= want.shape[1]:
+        return arrays  # current layout, or not an older one: state_from_arrays checks it
+    return {**arrays, "cov": np.asarray(padded_factor(cov))}
 
 
 def _with_projections(arrays: dict, template) -> dict:

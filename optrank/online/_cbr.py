@@ -51,12 +51,18 @@ def proj_width(p: int) -> int:
     return -(-p // PROJ_LANES) * PROJ_LANES
 
 
+def padded_factor(L):
+    """A full-covariance factor ``(p, r)`` completed with zero columns to ``(p,
+    proj_width(p))``, the width :class:`CBRState` keeps it at (a square factor is that of
+    a state from before 2026-11-27; the same ``Sigma = L L^T``)."""
+    return jnp.pad(L, ((0, 0), (0, proj_width(L.shape[0]) - L.shape[1])))
+
+
 def project_rows(rows, L):
-    """``rows @ L`` with the last axis zero-padded to :func:`proj_width`: the projections
-    :class:`CBRState` keeps for stored rows (and ``x L`` for an arriving row)."""
-    out = rows @ L  # (p, q) factor: already q wide; a square one (older states): pad
-    pad = proj_width(L.shape[0]) - L.shape[1]
-    return jnp.pad(out, [(0, 0)] * (out.ndim - 1) + [(0, pad)])
+    """``rows @ L`` for the ``(p, proj_width(p))`` factor (:func:`padded_factor`): the
+    projections :class:`CBRState` keeps for stored rows (and ``x L`` for an arriving
+    row), zero beyond column ``p``."""
+    return rows @ L
 
 
 class CBRState(NamedTuple):
@@ -417,7 +423,7 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
             p = cov.shape[0]
             square = cov.shape[1] < proj_width(p)  # a state kept from before 2026-11-27
             if square:  # padded for the instance, square again after: the carry's shape
-                cov = jnp.pad(cov, ((0, 0), (0, proj_width(p) - cov.shape[1])))
+                cov = padded_factor(cov)
             xl = project_rows(x, cov)
             proj = proj.at[own, slot].set(jnp.where(written, xl, proj[own, slot]))
             if blocked:
