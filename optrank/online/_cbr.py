@@ -273,8 +273,13 @@ def row_bounds(rows, mu, cov, center):
     """``[row . mu, |row - center|]`` of each row (last axis 2), ``|z| = sqrt(z^2 .
     Sigma)``: the two numbers per stored row of CBR-diag's certificate
     (:func:`certified_diag`)."""
+    return jnp.stack([rows @ mu, _norms(rows, cov, center)], axis=-1)
+
+
+def _norms(rows, cov, center):
+    """``|row - center|`` of each row in the norm ``sqrt(z^2 . Sigma)`` (diagonal cov)."""
     off = rows - center
-    return jnp.stack([rows @ mu, jnp.sqrt((off * off) @ cov)], axis=-1)
+    return jnp.sqrt((off * off) @ cov)
 
 
 RECENTER_EVERY = 1024
@@ -362,7 +367,7 @@ def certified_diag(mu, cov, bounds, center, x, y, own, slot, written, rows, mask
     b = jax.lax.cond(jnp.isnan(b[:, 0]).any(), lambda: b.at[:, 0].set(rows[opp] @ mu),
                      lambda: b)
     b = jax.lax.cond(jnp.isnan(b[:, 1]).any(),
-                     lambda: b.at[:, 1].set(row_bounds(rows[opp], mu, cov, center)[:, 1]),
+                     lambda: b.at[:, 1].set(_norms(rows[opp], cov, center)),
                      lambda: b)
     bounds = bounds.at[opp].set(b)
     lower, reach, slack = _certificate(here, b, y, phi, x.shape[0])
