@@ -283,18 +283,3 @@ def test_aligned_groups_equal_numpy_loop_across_unaligned_runs(rng, monkeypatch,
     assert int(state.t) == 338 and int(state.q) == int(ref.q)
 
 
-def test_uniform_indices_multiply_shift_and_uniformity():
-    """The indices are floor(u * n / 2^32) of the key's 32-bit words (numpy uint64
-    reference), cover [0, n) and pass a chi-square test of uniformity."""
-    import scipy.stats
-
-    from optrank.stochastic import uniform_indices
-
-    key = jax.random.key(9)
-    for n_rows in (1, 7, 238_168, 2**31 - 1):
-        got = np.asarray(uniform_indices(key, n_rows, 5000))
-        words = np.asarray(jax.random.bits(key, (5000,), jnp.uint32)).astype(np.uint64)
-        np.testing.assert_array_equal(got, (words * n_rows) >> 32)
-        assert got.min() >= 0 and got.max() < n_rows
-    counts = np.bincount(np.asarray(uniform_indices(key, 13, 130_000)), minlength=13)
-    assert scipy.stats.chisquare(counts).pvalue > 1e-3
