@@ -15,7 +15,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 from optrank.estimators._stochastic import ASAM, FASAM, NASAM, PSAM
 from optrank.experiments import get_protocol
-from optrank.stochastic import asam, psam, run_grid
+from optrank.stochastic import asam, psam, run, run_grid
 
 
 def _toy(n=120, d=4, seed=0):
@@ -63,6 +63,27 @@ def test_run_grid_on_integer_rows_trains_float_models():
     as_list = run_grid(asam, [0.1, 0.5, 1.0], keys, jnp.asarray(Xp, jnp.float32),
                        jnp.asarray(Xn, jnp.float32), 40)
     np.testing.assert_allclose(np.asarray(as_list), np.asarray(from_float), rtol=1e-6)
+
+
+@pytest.mark.parametrize("factory", [asam, psam])
+@pytest.mark.parametrize("dtype,low,high", [(np.int8, -120, 121), (np.uint8, 0, 256),
+                                            (np.bool_, 0, 2)])
+def test_narrow_integer_rows_are_not_subtracted_in_their_own_type(factory, dtype, low, high):
+    """int8 / uint8 / bool rows train the float model of the same values: their pair
+    differences used to be formed in the rows' type, where 100 - (-100) wraps to -56,
+    uint8 0 - 1 to 255 (session 25). Runs of 37 and 70 iterations cover the aligned
+    groups and the per-step head and tail."""
+    rng = np.random.default_rng(1)
+    Xp = rng.integers(low, high, size=(20, 6)).astype(dtype)
+    Xn = rng.integers(low, high, size=(25, 6)).astype(dtype)
+    learner = factory(1e-3 if factory is asam else 0.5, t0=10.0)
+    for n_iter in (37, 70):
+        state = learner.init(jax.random.key(2), 6, jnp.float32)
+        narrow, _ = run(learner, state, jnp.asarray(Xp), jnp.asarray(Xn), n_iter)
+        wide, _ = run(learner, state, jnp.asarray(Xp, jnp.float32), jnp.asarray(Xn, jnp.float32),
+                      n_iter)
+        np.testing.assert_array_equal(np.asarray(learner.output(narrow)),
+                                      np.asarray(learner.output(wide)))
 
 
 def test_kernel_variant_takes_a_feature_map_with_sparse_output():

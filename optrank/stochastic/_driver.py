@@ -117,7 +117,7 @@ def _blocks(scan_block, state: SAMState, X_pos, X_neg, idx_pos, idx_neg, size: i
     full = n // size
 
     def block(s, ij):
-        D = _rows.pair_differences(X_pos, X_neg, ij[0], ij[1]).astype(s.w.dtype)
+        D = _rows.pair_differences(X_pos, X_neg, ij[0], ij[1], s.w.dtype)
         return scan_block(s, D)
 
     cut = full * size
@@ -156,7 +156,7 @@ def _scan_blocks(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_n
 
     def one(i, carry):
         s, m = carry
-        x = (X_pos[idx_pos[i]] - X_neg[idx_neg[i]]).astype(s.w.dtype)
+        x = _rows.pair_differences(X_pos, X_neg, idx_pos[i], idx_neg[i], s.w.dtype)
         s, info = learner.update_diff(s, x)
         return s, m.at[i].set(info.margin)
 

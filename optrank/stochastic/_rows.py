@@ -157,6 +157,22 @@ def dense_dot(a: jnp.ndarray, b: jnp.ndarray) -> jnp.ndarray:
     return lane_dot(a, b)
 
 
-def pair_differences(X_pos, X_neg, idx_pos, idx_neg) -> jnp.ndarray:
-    """Dense rows ``X_pos[idx_pos] - X_neg[idx_neg]`` in one vectorised gather per side."""
-    return X_pos[idx_pos] - X_neg[idx_neg]
+def pair_differences(X_pos, X_neg, idx_pos, idx_neg, dtype) -> jnp.ndarray:
+    """Dense rows ``X_pos[idx_pos] - X_neg[idx_neg]`` in ``dtype``, one vectorised gather
+    per side (scalar indices give one row).
+
+    Floating rows are subtracted in their own precision, then rounded to ``dtype``;
+    integer and boolean rows are cast to ``dtype`` first, since their own arithmetic
+    wraps (int8 ``100 - (-100)`` is ``-56``).
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> Xp, Xn = jnp.array([[100]], jnp.int8), jnp.array([[-100]], jnp.int8)
+    >>> pair_differences(Xp, Xn, jnp.array([0]), jnp.array([0]), jnp.float32).tolist()
+    [[200.0]]
+    """
+    a, b = X_pos[idx_pos], X_neg[idx_neg]
+    if not jnp.issubdtype(a.dtype, jnp.floating):
+        a, b = a.astype(dtype), b.astype(dtype)
+    return (a - b).astype(dtype)
