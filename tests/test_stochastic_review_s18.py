@@ -67,15 +67,18 @@ def test_run_grid_on_integer_rows_trains_float_models():
 
 @pytest.mark.parametrize("factory", [asam, psam])
 @pytest.mark.parametrize("dtype,low,high", [(np.int8, -120, 121), (np.uint8, 0, 256),
-                                            (np.bool_, 0, 2)])
-def test_narrow_integer_rows_are_not_subtracted_in_their_own_type(factory, dtype, low, high):
-    """int8 / uint8 / bool rows train the float model of the same values: their pair
-    differences used to be formed in the rows' type, where 100 - (-100) wraps to -56,
-    uint8 0 - 1 to 255 (session 25). Runs of 37 and 70 iterations cover the aligned
-    groups and the per-step head and tail."""
+                                            (np.bool_, 0, 2), (np.float16, -60000, 60001)])
+def test_narrow_rows_are_not_subtracted_in_their_own_type(factory, dtype, low, high):
+    """int8 / uint8 / bool / float16 rows train the float32 model of the same values: their
+    pair differences used to be formed in the rows' type, where int8 100 - (-100) wraps
+    to -56, uint8 0 - 1 to 255, float16 60000 - (-60000) overflows to inf (session 25).
+    Runs of 37 and 70 iterations cover the aligned groups and the per-step head and
+    tail."""
     rng = np.random.default_rng(1)
     Xp = rng.integers(low, high, size=(20, 6)).astype(dtype)
     Xn = rng.integers(low, high, size=(25, 6)).astype(dtype)
+    if dtype == np.float16:  # the extremes of the range, where the difference overflows
+        Xp[:, 0], Xn[:, 0] = 60000, -60000
     learner = factory(1e-3 if factory is asam else 0.5, t0=10.0)
     for n_iter in (37, 70):
         state = learner.init(jax.random.key(2), 6, jnp.float32)

@@ -33,10 +33,11 @@ def uniform_indices(key: jax.Array, n_rows: int, n_iter: int) -> jax.Array:
     (``mix32``) with the seeds injected before each, ~1.8 ns per index on XLA CPU against
     7-24 ns for ``jax.random.bits``'s threefry words (its cost grows once the stream
     outgrows the caches): on covtype that was a third of an ASAM epoch (docs/stochastic.md,
-    "Sampling"). The words of one stream are distinct (a keyed bijection of the
-    counters), which at ``n_iter`` far below ``2^32`` is uniform sampling with
-    replacement to within ``n_iter / 2^32``; the multiply-shift adds a bias of at most
-    ``n_rows / 2^32`` relative between indices (5.5e-5 for covtype's 238,168 negatives).
+    "Deviations from the paper" and "Sampling by a counter hash"). The words of one
+    stream are distinct (a keyed bijection of the counters): given the earlier draws,
+    draw ``t`` is uniform over the unused words, within ``t / 2^32`` of a draw with
+    replacement; the multiply-shift adds a bias of about ``n_rows / 2^32`` relative
+    between indices (5.5e-5 for covtype's 238,168 negatives).
 
     Examples
     --------

@@ -161,9 +161,13 @@ def pair_differences(X_pos, X_neg, idx_pos, idx_neg, dtype) -> jnp.ndarray:
     """Dense rows ``X_pos[idx_pos] - X_neg[idx_neg]`` in ``dtype``, one vectorised gather
     per side (scalar indices give one row).
 
-    Floating rows are subtracted in their own precision, then rounded to ``dtype``;
-    integer and boolean rows are cast to ``dtype`` first, since their own arithmetic
-    wraps (int8 ``100 - (-100)`` is ``-56``).
+    The subtraction runs in the wider of the rows' type and ``dtype``
+    (``jnp.promote_types``), then rounds to ``dtype``: float64 rows of a float32 learner
+    are subtracted in float64, as before; integer, boolean and float16 rows are cast to
+    ``dtype`` first, since their own arithmetic wraps or overflows (int8
+    ``100 - (-100)`` is ``-56``, float16 ``60000 - (-60000)`` is ``inf``). Integers beyond
+    ``dtype``'s exact range (``2^24`` in float32) round before the subtraction, as the
+    padded sparse rows' values do.
 
     Examples
     --------
@@ -173,6 +177,5 @@ def pair_differences(X_pos, X_neg, idx_pos, idx_neg, dtype) -> jnp.ndarray:
     [[200.0]]
     """
     a, b = X_pos[idx_pos], X_neg[idx_neg]
-    if not jnp.issubdtype(a.dtype, jnp.floating):
-        a, b = a.astype(dtype), b.astype(dtype)
-    return (a - b).astype(dtype)
+    work = jnp.promote_types(jnp.result_type(a, b), dtype)
+    return (a.astype(work) - b.astype(work)).astype(dtype)
