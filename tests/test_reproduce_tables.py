@@ -342,3 +342,37 @@ def test_paper_runs_are_counted_per_dataset():
     assert len(set(counts.values())) > 1  # a9a differs from the others
     for name, n in counts.items():
         assert _full_cells(base, {}, name) == n
+
+
+def test_sequential_run_shows_the_inner_cv_progress(tmp_path, monkeypatch, capsys):
+    """A sequential run with progress draws a second bar over a cell's inner CV fits
+    (folds x grid points); without progress, or on Dask workers, it stays off."""
+    from optrank.experiments import _runner
+    from optrank.experiments._runner import _INNER_PROGRESS, run_protocols
+
+    bars = []
+
+    def spy(total, description):  # the real bar, kept to read its count afterwards
+        bars.append(real(total, description))
+        return bars[-1]
+
+    real = _runner._inner_bar
+    monkeypatch.setattr(_runner, "_inner_bar", spy)
+
+    searched = Protocol(name="tiny-inner", table_id="999-INNER", estimator="PRSVMPlus",
+                        datasets=(DatasetEntry("heart"),), grid={"C": [0.1, 1.0]},
+                        split="kfold", outer_folds=2, cv_folds=3,
+                        reference_method="PRSVM+")
+    monkeypatch.setitem(reg.PROTOCOLS, searched.name, searched)
+    run_protocols([searched], output_dir=tmp_path / "a", progress=True)
+    err = capsys.readouterr().err
+    assert "tiny-inner heart: inner CV" in err
+    assert [(b.total, b.n) for b in bars] == [(6, 6), (6, 6)]  # 3 folds x 2 points, 2 cells
+    assert not _INNER_PROGRESS["on"]  # restored after the run
+    run_protocols([searched], output_dir=tmp_path / "b", progress=False)
+    assert "inner CV" not in capsys.readouterr().err
+    assert not hasattr(bars[-1], "total") and len(bars) == 4  # no bar: the stand-in
+    # a map_fn (Dask's executors alike) runs cells elsewhere: no inner bar there
+    run_protocols([searched], output_dir=tmp_path / "c", progress=True,
+                  map_fn=lambda fn, items: [fn(item) for item in items])
+    assert "inner CV" not in capsys.readouterr().err and not hasattr(bars[-1], "total")

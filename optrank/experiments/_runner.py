@@ -266,6 +266,7 @@ def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -
 
     folds = stratified_kfold(y, k=_inner_folds(protocol.cv_folds, y), random_state=seed)
     fold_aucs = np.empty((len(folds), len(grid)))
+    bar = _inner_bar(len(folds) * len(grid), f"{protocol.name} {entry.name}: inner CV")
     for f, (tr, va) in enumerate(folds):
         Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
         # diverging grid points score NaN (above), without a word
@@ -274,6 +275,8 @@ def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -
                 scores = model.decision_function(Xva)
                 finite = np.all(np.isfinite(scores))
                 fold_aucs[f, j] = auc(y[va], scores) if finite else float("nan")
+                bar.update(1)
+    bar.close()
     return [
         float(np.mean(col)) if np.isfinite(col).any() else float("nan") for col in fold_aucs.T
     ]
@@ -639,8 +642,10 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
     if progress:  # before the bar: the first line of a run's log
         print(_plan(tasks), file=sys.stderr, flush=True)
     bar = _bar(len(tasks) + (n_points if fan_grid else 0), progress)
+    in_process = map_fn is None and client is None and scheduler is None
     try:
-        with _executor(map_fn, scheduler, workers, client, deadline) as run_many:
+        with _executor(map_fn, scheduler, workers, client, deadline) as run_many, \
+                _inner_progress(progress and in_process):
             if fan_grid:
                 tasks = _fan_out_grid(tasks, keys, run_many, bar, store)
             ready = [(i, t) for i, t in enumerate(tasks) if isinstance(t, dict)]
@@ -721,6 +726,32 @@ def _bar(total: int, enabled: bool):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, unit="cell")
+
+
+_INNER_PROGRESS = {"on": False}
+"""Whether the inner grid search draws its own bar (:func:`_inner_progress`)."""
+
+
+@contextlib.contextmanager
+def _inner_progress(enabled: bool):
+    """Within: a cell's inner cross-validation shows a second bar (folds x grid points
+    fitted), for sequential runs with progress, whose cells can take an hour (NSOLAM on
+    covtype: 252 fits of 15 passes) with the cell bar standing still. Dask workers run
+    in other processes and keep it off."""
+    before = _INNER_PROGRESS["on"]
+    _INNER_PROGRESS["on"] = enabled
+    try:
+        yield
+    finally:
+        _INNER_PROGRESS["on"] = before
+
+
+def _inner_bar(total: int, description: str):
+    if not _INNER_PROGRESS["on"] or total < 2:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="fit", desc=description, leave=False)
 
 
 def _result(protocol, tasks, keys, measured, scores, cached, out) -> RunResult:
