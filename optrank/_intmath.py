@@ -29,7 +29,7 @@ low-bias 32-bit integer hash found by C. Wellons' hash-prospector search."""
 
 
 def mix32(x):
-    """A bijection of uint32 words with full avalanche: xor-shift / odd-multiply rounds,
+    """A bijection of uint32 words with good avalanche: xor-shift / odd-multiply rounds,
     ``x ^= x >> 16; x *= M1; x ^= x >> 15; x *= M2; x ^= x >> 16`` (arithmetic mod 2^32).
 
     Each step is invertible (an odd multiplier mod 2^32, a right xor-shift), so distinct
