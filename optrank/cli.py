@@ -27,6 +27,15 @@ from optrank.config import MODEL_PRESET_DIR, Config, DataConfig, config_from_dic
 DEFAULT_CONFIG = MODEL_PRESET_DIR / "ranksvm-l1.toml"
 
 
+def console() -> int:
+    """The ``optrank`` command: :func:`main` with JAX's persistent compilation cache on
+    (:mod:`optrank._jax_cache`; ``OPTRANK_JAX_CACHE=0`` turns it off)."""
+    from optrank._jax_cache import enable_compilation_cache
+
+    enable_compilation_cache()
+    return main()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -590,4 +599,4 @@ def _write_index(output: Path, reg, resolved, quick: bool) -> Path:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(console())
