@@ -14,6 +14,8 @@ The cache is left alone when ``JAX_COMPILATION_CACHE_DIR`` is set already (the u
 own cache) or ``OPTRANK_JAX_CACHE=0``. The settings go into the environment as well, so
 the processes a run starts (Dask workers of ``optrank reproduce``) share the cache.
 JAX documents the cache as trusted code: keep it in a directory only you can write.
+``optrank reproduce`` and ``optrank bench`` leave it off (``optrank.cli.TIMED_COMMANDS``):
+their cells and figures report times, which a warm cache would make unlike a cold run's.
 """
 
 from __future__ import annotations

@@ -59,3 +59,14 @@ def test_second_run_of_the_command_reuses_the_compiled_learner(tmp_path):
         return next(line for line in text.splitlines() if line.startswith("test AUC"))
 
     assert auc(first) == auc(second)
+
+
+def test_timed_commands_compile_afresh(tmp_path):
+    """``optrank reproduce`` and ``optrank bench`` report times: no cache for them."""
+    probe = ("import sys, os; from optrank import cli; cli.main = lambda: 0; "
+             "sys.argv = ['optrank'] + sys.argv[1:]; cli.console(); "
+             "print(os.environ.get('JAX_COMPILATION_CACHE_DIR'))")
+    for args, expected in ((["reproduce", "list"], "None"), (["bench", "--list"], "None"),
+                           (["fit"], str(tmp_path / "cache" / "jax"))):
+        out = _run(["-c", probe, *args], _env(tmp_path), tmp_path).stdout.split()
+        assert out == [expected], args

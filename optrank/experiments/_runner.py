@@ -267,16 +267,18 @@ def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -
     folds = stratified_kfold(y, k=_inner_folds(protocol.cv_folds, y), random_state=seed)
     fold_aucs = np.empty((len(folds), len(grid)))
     bar = _inner_bar(len(folds) * len(grid), f"{protocol.name} {entry.name}: inner CV")
-    for f, (tr, va) in enumerate(folds):
-        Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
-        # diverging grid points score NaN (above), without a word
-        with quiet_divergence():
-            for j, model in enumerate(_fitted_along(protocol, grid, Xtr, y[tr])):
-                scores = model.decision_function(Xva)
-                finite = np.all(np.isfinite(scores))
-                fold_aucs[f, j] = auc(y[va], scores) if finite else float("nan")
-                bar.update(1)
-    bar.close()
+    try:
+        for f, (tr, va) in enumerate(folds):
+            Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
+            # diverging grid points score NaN (above), without a word
+            with quiet_divergence():
+                for j, model in enumerate(_fitted_along(protocol, grid, Xtr, y[tr])):
+                    scores = model.decision_function(Xva)
+                    finite = np.all(np.isfinite(scores))
+                    fold_aucs[f, j] = auc(y[va], scores) if finite else float("nan")
+                    bar.update(1)
+    finally:  # closed before a failing cell's message, not after it
+        bar.close()
     return [
         float(np.mean(col)) if np.isfinite(col).any() else float("nan") for col in fold_aucs.T
     ]
