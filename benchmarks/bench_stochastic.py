@@ -28,8 +28,9 @@ features, standardised), ijcnn1 (training file, 49,990 x 22, standardised) and a
 Parsed arrays are cached as .npy files under ``/tmp/optrank_bench_stochastic``.
 Run: ``OPTRANK_DATA=/path/to/shared/data python benchmarks/bench_stochastic.py [--no-pesg]
 [case ...]`` (``--no-pesg`` skips the PESG column).
-The a9a case is timed twice: as padded sparse rows and as dense rows (``a9a-dense``),
-which is how a 123-feature problem runs fastest.
+The a9a case is timed three times: as padded sparse rows, as dense float32 rows
+(``a9a-dense``) and as packed binary rows (``a9a-bits``, 0/1 features 32 to a word:
+how the estimators train a9a; same iterates as the dense rows).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ CASES = {
     "ijcnn1": {"name": "ijcnn1", "split": "train", "sparse": False},
     "a9a": {"name": "a9a", "split": "train", "sparse": True},
     "a9a-dense": {"name": "a9a", "split": "train", "sparse": True, "densify": True},
+    "a9a-bits": {"name": "a9a", "split": "train", "sparse": True, "densify": True,
+                 "packed": True},
 }
 
 
@@ -105,19 +108,28 @@ def _dense(X, n_features):
 
 
 # -- optrank ------------------------------------------------------------------------------
-def bench_optrank(kind, X, y, d):
+def _jax_rows(X, y, packed=False):
+    """Positive and negative rows on the JAX side: padded sparse, dense, or packed 0/1."""
+    import jax.numpy as jnp
+
+    from optrank.stochastic import pack_binary
+
+    pos, neg = y == 1, y == -1
+    if isinstance(X, tuple):
+        return (tuple(jnp.asarray(a[pos]) for a in X), tuple(jnp.asarray(a[neg]) for a in X))
+    if packed:
+        return pack_binary(X[pos]), pack_binary(X[neg])
+    return jnp.asarray(X[pos]), jnp.asarray(X[neg])
+
+
+def bench_optrank(kind, X, y, d, packed=False):
     import jax
     import jax.numpy as jnp
 
     from optrank.stochastic import asam, psam, run
 
     learner = (asam if kind == "ASAM" else psam)(LAM)
-    pos, neg = y == 1, y == -1
-    if isinstance(X, tuple):
-        Xp = tuple(jnp.asarray(a[pos]) for a in X)
-        Xn = tuple(jnp.asarray(a[neg]) for a in X)
-    else:
-        Xp, Xn = jnp.asarray(X[pos]), jnp.asarray(X[neg])
+    Xp, Xn = _jax_rows(X, y, packed)
     n = len(y)
     state = learner.init(jax.random.key(0), d, jnp.float32)
     tic = time.perf_counter()
@@ -134,19 +146,14 @@ def bench_optrank(kind, X, y, d):
     return min(times), min(cpu), warm, statistics.median(times)
 
 
-def bench_grid(kind, X, y, d, size=4):
+def bench_grid(kind, X, y, d, size=4, packed=False):
     """Wall seconds per epoch per grid point when ``size`` lambdas train in one vmap pass."""
     import jax
     import jax.numpy as jnp
 
     from optrank.stochastic import asam, psam, run_grid
 
-    pos, neg = y == 1, y == -1
-    if isinstance(X, tuple):
-        Xp = tuple(jnp.asarray(a[pos]) for a in X)
-        Xn = tuple(jnp.asarray(a[neg]) for a in X)
-    else:
-        Xp, Xn = jnp.asarray(X[pos]), jnp.asarray(X[neg])
+    Xp, Xn = _jax_rows(X, y, packed)
     lams = jnp.logspace(-8, -2, size, dtype=jnp.float32)
     keys = jax.random.split(jax.random.key(0), size)
     factory = asam if kind == "ASAM" else psam
@@ -245,7 +252,8 @@ def main():
     print("-" * len(header))
     notes = []
     for case in args or CASES:
-        X, y, spec = _cached(case.removesuffix("-dense"))
+        X, y, spec = _cached(case.removesuffix("-dense").removesuffix("-bits"))
+        spec = CASES[case]
         d = 123 if case.startswith("a9a") else X.shape[1]
         n = len(y)
         Xdense = _dense(X, d).astype(np.float64)
@@ -255,14 +263,15 @@ def main():
         if why:
             notes.append(f"PESG unavailable: {why}")
         for kind in ("ASAM", "PSAM"):
-            ours, ours_cpu, warm, ours_med = bench_optrank(kind, X, y, d)
+            packed = bool(spec.get("packed"))
+            ours, ours_cpu, warm, ours_med = bench_optrank(kind, X, y, d, packed)
             prefix = min(NUMPY_PREFIX, n)
             runs = [numpy_epoch_prefix(kind, Xdense[y == 1], Xdense[y == -1], prefix)
                     for _ in range(3)]
             loop, loop_cpu = (min(r[k] for r in runs) * n / prefix for k in (0, 1))
             loop_med = statistics.median(r[0] for r in runs) * n / prefix
             paper = PAPER_CPP.get((case, kind))
-            grid = bench_grid(kind, X, y, d)
+            grid = bench_grid(kind, X, y, d, packed=packed)
             pesg_s = f"{pesg:9.3f}" if pesg else f"{'n/a':>9s}"
             pesg_x = f"{pesg / ours:7.1f}" if pesg else f"{'n/a':>7s}"
             paper_s = f"{paper:9.2f}" if paper else f"{'-':>9s}"

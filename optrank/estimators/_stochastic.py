@@ -57,17 +57,31 @@ gathers (w8a, 300 features: ~15x faster per epoch than its padded rows for PSAM,
 sparse step also forms the ``k x k`` cross term). Same iterates up to float rounding."""
 
 
+PACK_BINARY = True
+"""Train 0/1 rows (one-hot, indicator features) as packed binary rows
+(:class:`optrank.stochastic.BinaryRows`): same iterates as the float rows, bit for bit,
+with a row gather 32x smaller (a9a: docs/stochastic.md, "Packed binary rows")."""
+
+
 def _to_jax_rows(X, dtype):
-    """Dense array or padded sparse ``(indices, values)`` on the JAX side (sparse input
-    within :data:`DENSE_MAX_FEATURES` / :data:`DENSE_MAX_BYTES` is densified)."""
+    """Rows on the JAX side: packed binary rows when every value is 0 or 1 (and the rows
+    would take the dense path), else a dense array or padded sparse ``(indices, values)``
+    (sparse input within :data:`DENSE_MAX_FEATURES` / :data:`DENSE_MAX_BYTES` is
+    densified)."""
     import jax.numpy as jnp
 
-    from optrank.stochastic import to_padded
+    from optrank.stochastic import BinaryRows, to_padded
+    from optrank.stochastic._binary import binary_words
 
     itemsize = np.dtype(dtype).itemsize
     check_cast_range(X, dtype)
-    if (sp.issparse(X) and X.shape[1] <= DENSE_MAX_FEATURES
-            and X.shape[0] * X.shape[1] * itemsize <= DENSE_MAX_BYTES):
+    dense_path = not sp.issparse(X) or (
+        X.shape[1] <= DENSE_MAX_FEATURES and X.shape[0] * X.shape[1] * itemsize <= DENSE_MAX_BYTES)
+    if dense_path and PACK_BINARY:
+        words = binary_words(X)
+        if words is not None:
+            return BinaryRows(jnp.asarray(words), int(X.shape[1]))
+    if sp.issparse(X) and dense_path:
         X = X.toarray()
     if sp.issparse(X):
         idx, val = to_padded(X, np.dtype(dtype))

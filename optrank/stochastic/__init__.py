@@ -4,10 +4,12 @@ The learners follow chapters 6 and 7 of the dissertation: one uniformly random
 positive/negative pair per iteration, learning rate ``1 / (lambda (t + t0))``,
 regularisation every ``r_skip`` and averaging every ``a_skip`` iterations. ``run`` is the
 jitted ``lax.scan`` driver, ``run_grid`` trains a lambda grid with ``jax.vmap``, and
-``to_padded`` turns a CSR matrix into padded sparse rows. See ``docs/stochastic.md``.
+``to_padded`` turns a CSR matrix into padded sparse rows and ``pack_binary`` 0/1 rows
+into packed words. See ``docs/stochastic.md``.
 """
 
 from optrank.online import _xla  # noqa: F401  (XLA_FLAGS before the first compilation)
+from optrank.stochastic._binary import BinaryRows, pack_binary
 from optrank.stochastic._asam import DEFAULT_A_SKIP, DEFAULT_R_SKIP, DEFAULT_T0, asam, sam
 from optrank.stochastic._driver import (
     run,
@@ -21,6 +23,7 @@ from optrank.stochastic._sparse import to_padded
 from optrank.stochastic._state import Learner, SAMState, StepInfo
 
 __all__ = [
+    "BinaryRows",
     "DEFAULT_A_SKIP",
     "DEFAULT_R_SKIP",
     "DEFAULT_T0",
@@ -29,6 +32,7 @@ __all__ = [
     "StepInfo",
     "asam",
     "hinge_prox_coefficient",
+    "pack_binary",
     "prox_hinge",
     "psam",
     "run",

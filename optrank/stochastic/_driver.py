@@ -79,19 +79,19 @@ def _grouped(learner: Learner, n_iter: int) -> bool:
     return learner.update_diff_at is not None and 1 < P <= MAX_GROUP and n_iter >= 2 * P
 
 
-def _group_scan(learner: Learner, state: SAMState, D):
-    """Scan over groups of ``P = learner.period`` rows (``D``: ``(G * P, d)``), starting at a
-    ``t`` that is a multiple of ``P``, with the schedule's phases static.
+def _group_scan(learner: Learner, state: SAMState, D, decode=lambda x: x):
+    """Scan over groups of ``P = learner.period`` rows (``D``: ``(G * P, ...)``, each item
+    made a dense difference by ``decode``), starting at a ``t`` that is a multiple of
+    ``P``, with the schedule's phases static.
 
     Every due iteration sits at a multiple of ``S = learner.stride`` (``gcd(r_skip,
     a_skip)``), so a group is ``P / S`` runs of ``S - 1`` quiet steps (an inner scan of the
     hinge step alone) each followed by one step that regularises and/or averages as due.
     """
     P, S = learner.period, learner.stride
-    d = D.shape[1]
 
     def quiet(s, x):  # phase 1: no regularisation or averaging is due (S >= 2)
-        s, info = learner.update_diff_at(s, x, 1)
+        s, info = learner.update_diff_at(s, decode(x), 1)
         return s, info.margin
 
     def group(s, rows):
@@ -103,22 +103,23 @@ def _group_scan(learner: Learner, state: SAMState, D):
                 s, m = jax.lax.scan(quiet, s, rows[j * S:(j + 1) * S - 1],
                                     unroll=min(S - 1, QUIET_UNROLL))
                 out.append(m)
-            s, info = learner.update_diff_at(s, rows[(j + 1) * S - 1], (j + 1) * S % P)
+            s, info = learner.update_diff_at(s, decode(rows[(j + 1) * S - 1]), (j + 1) * S % P)
             out.append(info.margin[None])
         return s, jnp.concatenate(out)
 
-    state, margins = jax.lax.scan(group, state, D.reshape(-1, P, d))
+    state, margins = jax.lax.scan(group, state, D.reshape((-1, P) + D.shape[1:]))
     return state, StepInfo(margins.reshape(-1))
 
 
 def _blocks(scan_block, state: SAMState, X_pos, X_neg, idx_pos, idx_neg, size: int):
-    """``scan_block(state, D)`` over blocks of ``size`` pair differences, each formed by
-    one vectorised gather (the last block may be shorter)."""
+    """``scan_block(state, D)`` over blocks of ``size`` pairs (differences, or packed
+    words: :func:`optrank.stochastic._rows.pair_block`), each formed by one vectorised
+    gather (the last block may be shorter)."""
     n = idx_pos.shape[0]
     full = n // size
 
     def block(s, ij):
-        D = _rows.pair_differences(X_pos, X_neg, ij[0], ij[1], s.w.dtype)
+        D = _rows.pair_block(X_pos, X_neg, ij[0], ij[1], s.w.dtype)
         return scan_block(s, D)
 
     cut = full * size
@@ -142,22 +143,26 @@ def _scan_blocks(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_n
     select on every iteration) over ``((n - P + 1) // P) * P`` iterations, and a tail of
     the rest; head and tail (under ``2 P`` iterations) step ``update_diff`` one pair at a
     time. Same pairs, same order, same arithmetic as a plain scan of ``update_diff``.
+
+    Packed binary rows are gathered as words and unpacked inside the loop
+    (:func:`optrank.stochastic._rows.pair_decoder`): the same differences, exactly.
     """
-    d = state.w.shape[0]
     n = idx_pos.shape[0]
-    itemsize = state.w.dtype.itemsize
+    width, itemsize = _rows.pair_item_bytes(X_pos, state.w.dtype)
+    decode = _rows.pair_decoder(X_pos, state.w.dtype)
     if not _grouped(learner, n):
         def plain(s, D):
-            return jax.lax.scan(learner.update_diff, s, D, unroll=UNROLL)
+            return jax.lax.scan(lambda s, x: learner.update_diff(s, decode(x)), s, D,
+                                unroll=UNROLL)
 
         return _blocks(plain, state, X_pos, X_neg, idx_pos, idx_neg,
-                       _block_size(n, d, itemsize))
+                       _block_size(n, width, itemsize))
 
     P = learner.period
 
     def one(i, carry):
         s, m = carry
-        x = _rows.pair_differences(X_pos, X_neg, idx_pos[i], idx_neg[i], s.w.dtype)
+        x = decode(_rows.pair_block(X_pos, X_neg, idx_pos[i], idx_neg[i], s.w.dtype))
         s, info = learner.update_diff(s, x)
         return s, m.at[i].set(info.margin)
 
@@ -166,8 +171,8 @@ def _scan_blocks(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_n
     state, margins = jax.lax.fori_loop(0, head, one, (state, jnp.zeros(n, state.w.dtype)))
     ip = jax.lax.dynamic_slice_in_dim(idx_pos, head, aligned)
     ineg = jax.lax.dynamic_slice_in_dim(idx_neg, head, aligned)
-    state, inner = _blocks(partial(_group_scan, learner), state, X_pos, X_neg, ip, ineg,
-                           _block_size(aligned, d, itemsize, P))
+    state, inner = _blocks(partial(_group_scan, learner, decode=decode), state, X_pos, X_neg,
+                           ip, ineg, _block_size(aligned, width, itemsize, P))
     margins = jax.lax.dynamic_update_slice_in_dim(margins, inner.margin, head, 0)
     state, margins = jax.lax.fori_loop(head + aligned, n, one, (state, margins))
     return state, StepInfo(margins)
@@ -176,10 +181,12 @@ def _scan_blocks(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_n
 def scan_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):
     """Un-jitted scan of the updates over given index streams.
 
-    Dense rows go through blocks of pre-gathered differences (:func:`_scan_blocks`);
-    padded sparse rows are stepped one sparse pair at a time (``O(nnz)`` gathers and
-    updates per step: densifying them would take a scatter, which XLA CPU runs slowly).
+    Dense rows and packed binary rows go through blocks of pre-gathered pairs
+    (:func:`_scan_blocks`); padded sparse rows are stepped one sparse pair at a time
+    (``O(nnz)`` gathers and updates per step: densifying them would take a scatter, which
+    XLA CPU runs slowly).
     """
+    _check_same_kind(X_pos, X_neg)
     if learner.update_diff is not None and not _rows.is_sparse(X_pos):
         return _scan_blocks(learner, state, X_pos, X_neg, idx_pos, idx_neg)
 
@@ -188,6 +195,17 @@ def scan_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_n
         return learner.update(s, _rows.take(X_pos, i), _rows.take(X_neg, j))
 
     return jax.lax.scan(body, state, (idx_pos, idx_neg), unroll=UNROLL)
+
+
+def _check_same_kind(X_pos, X_neg):
+    """``TypeError`` unless both sides are dense, padded sparse, or packed binary rows."""
+    kinds = [("packed" if _rows.is_packed(X) else "sparse" if _rows.is_sparse(X) else "dense")
+             for X in (X_pos, X_neg)]
+    if kinds[0] != kinds[1]:
+        raise TypeError(f"X_pos and X_neg must be rows of one kind, got {kinds[0]} and "
+                        f"{kinds[1]} rows")
+    if kinds[0] == "packed" and X_pos.n_features != X_neg.n_features:
+        raise ValueError(f"packed rows of {X_pos.n_features} and {X_neg.n_features} features")
 
 
 def scan_random(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int):
@@ -209,7 +227,8 @@ def run(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int) -> tuple[S
         between calls to reuse the compiled scan).
     state : SAMState
         From ``learner.init`` or a previous run.
-    X_pos, X_neg : array (n_pos, d) / (n_neg, d), or padded sparse ``(indices, values)``
+    X_pos, X_neg : array (n_pos, d) / (n_neg, d), padded sparse ``(indices, values)``, or
+        packed 0/1 rows (:func:`optrank.stochastic.pack_binary`)
         Positive and negative rows.
     n_iter : int
         Number of iterations (static).
@@ -305,8 +324,12 @@ def _run_grid(
 ):
     if _rows.is_sparse(X_pos) and n_features is None:
         raise ValueError("run_grid needs n_features= for padded sparse rows")
+    _check_same_kind(X_pos, X_neg)
     d = X_pos.shape[1] if n_features is None else n_features
-    dtype = X_pos[1].dtype if _rows.is_sparse(X_pos) else X_pos.dtype
+    if _rows.is_packed(X_pos):
+        dtype = jnp.float32
+    else:
+        dtype = X_pos[1].dtype if _rows.is_sparse(X_pos) else X_pos.dtype
     if not jnp.issubdtype(dtype, jnp.floating):  # integer rows: float32 models, not int
         dtype = jnp.float32
     lams = jnp.asarray(lams)  # a list of values too

@@ -1,4 +1,5 @@
-"""Row algebra shared by the stochastic learners: dense rows and padded sparse rows.
+"""Row algebra shared by the stochastic learners: dense rows, padded sparse rows and
+packed binary rows (:class:`optrank.stochastic._binary.BinaryRows`, 0/1 features).
 
 A *row* is either a dense 1-D array of length ``d`` or a pair ``(indices, values)`` of
 equal-length 1-D arrays (a padded sparse row). Padding slots carry the index ``d`` (one
@@ -15,6 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from optrank.online._xla import lane_dot
+from optrank.stochastic._binary import BinaryRows, unpack
 
 
 def is_sparse(row) -> bool:
@@ -126,16 +128,56 @@ def add_difference(w: jnp.ndarray, c: jnp.ndarray, diff) -> jnp.ndarray:
     return w + c * diff
 
 
+def is_packed(rows) -> bool:
+    """Whether ``rows`` are packed binary rows (:class:`BinaryRows`)."""
+    return isinstance(rows, BinaryRows)
+
+
 def take(rows, i):
-    """Row ``i`` of a dense matrix or of a padded sparse ``(indices, values)`` matrix."""
+    """Row ``i`` of a dense matrix, a padded sparse ``(indices, values)`` matrix or packed
+    binary rows (unpacked as float32, exact; the learners cast to their state's type)."""
     if is_sparse(rows):
         return rows[0][i], rows[1][i]
+    if is_packed(rows):
+        return unpack(rows.words[i], rows.n_features, jnp.float32)
     return rows[i]
 
 
 def n_rows(rows) -> int:
-    """Number of rows of a dense or padded sparse matrix."""
+    """Number of rows of a dense, padded sparse or packed binary matrix."""
+    if is_packed(rows):
+        return rows.words.shape[0]
     return rows[0].shape[0] if is_sparse(rows) else rows.shape[0]
+
+
+def pair_block(X_pos, X_neg, idx_pos, idx_neg, dtype):
+    """What the dense driver loops over for the pairs ``(idx_pos, idx_neg)``: their
+    differences (:func:`pair_differences`) for dense rows; for packed binary rows the
+    two rows' words stacked, ``(..., 2, W)``, which :func:`pair_decoder` unpacks in the
+    loop."""
+    if is_packed(X_pos):
+        return jnp.stack([X_pos.words[idx_pos], X_neg.words[idx_neg]], axis=-2)
+    return pair_differences(X_pos, X_neg, idx_pos, idx_neg, dtype)
+
+
+def pair_decoder(X_pos, dtype):
+    """The function from one item of a :func:`pair_block` to the dense difference
+    ``x+ - x-`` in ``dtype`` (the identity for dense rows)."""
+    if not is_packed(X_pos):
+        return lambda x: x
+    d = X_pos.n_features
+
+    def decode(words):
+        return unpack(words[0], d, dtype) - unpack(words[1], d, dtype)
+
+    return decode
+
+
+def pair_item_bytes(X_pos, dtype) -> tuple[int, int]:
+    """``(values, itemsize)`` of one pair in a :func:`pair_block`."""
+    if is_packed(X_pos):
+        return 2 * X_pos.words.shape[1], X_pos.words.dtype.itemsize
+    return X_pos.shape[1], jnp.dtype(dtype).itemsize
 
 
 def pair_margin(w: jnp.ndarray, x_pos, x_neg) -> jnp.ndarray:

@@ -1,0 +1,189 @@
+"""Packed binary rows (optrank.stochastic.BinaryRows): packing against a plain-integer
+reference, and the learners on packed rows against the same rows given as floats (equal
+bit for bit: the unpacked differences -1 / 0 / 1 are exact) and against the Python loop."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from test_stochastic_learners import FACTORIES, numpy_loop
+
+import optrank
+from optrank.estimators import _stochastic as est
+from optrank.stochastic import (
+    BinaryRows,
+    pack_binary,
+    run,
+    run_grid,
+    run_indices,
+    sample_indices,
+)
+from optrank.stochastic import _binary, _driver
+
+
+def _reference_words(X):
+    """Word ``j // 32`` of a row holds feature ``j`` at bit ``j % 32``, by Python ints."""
+    n, d = X.shape
+    W = -(-d // 32)
+    out = np.zeros((n, W), dtype=np.uint32)
+    for i in range(n):
+        for k in range(W):
+            out[i, k] = sum(1 << (j - 32 * k) for j in range(32 * k, min(d, 32 * k + 32))
+                            if X[i, j] == 1)
+    return out
+
+
+def _binary_matrix(rng, n, d, density=0.3):
+    return (rng.random((n, d)) < density).astype(np.float64)
+
+
+@pytest.mark.parametrize("d", [1, 31, 32, 33, 64, 123, 300])
+def test_packed_words_match_an_integer_reference_and_unpack_back(rng, d):
+    X = _binary_matrix(rng, 40, d)
+    X[0] = 1.0  # all ones, the top bit of every full word set
+    X[1] = 0.0
+    rows = pack_binary(X)
+    assert rows.shape == (40, d) and rows.words.dtype == jnp.uint32
+    np.testing.assert_array_equal(np.asarray(rows.words), _reference_words(X))
+    back = _binary.unpack(rows.words, d, jnp.float64)
+    np.testing.assert_array_equal(np.asarray(back), X)
+
+
+def test_sparse_and_typed_inputs_pack_like_dense(rng, monkeypatch):
+    monkeypatch.setattr(_binary, "CHUNK_VALUES", 7 * 45)  # several chunks after the probe
+    monkeypatch.setattr(_binary, "PROBE_ROWS", 5)
+    X = _binary_matrix(rng, 83, 45)
+    expected = _reference_words(X)
+    csr = sp.csr_matrix(X)
+    csr.data[::7] = 0.0  # explicit zeros stay zeros
+    for form in (X, X.astype(bool), X.astype(np.int8), X.astype(np.float32), csr,
+                 sp.csc_matrix(X), sp.coo_matrix(X)):
+        words = _binary.binary_words(form)
+        expected_here = _reference_words(csr.toarray()) if form is csr else expected
+        np.testing.assert_array_equal(words, expected_here)
+    dup = sp.csr_matrix((np.array([1.0, 1.0]), np.array([3, 3]), np.array([0, 2])), shape=(1, 5))
+    assert _binary.binary_words(dup) is None  # duplicates sum to 2
+
+
+@pytest.mark.parametrize("bad", [0.5, 2.0, -1.0, np.nan])
+@pytest.mark.parametrize("where", [0, 82])  # in the probe rows, in the last chunk
+def test_non_binary_values_are_refused(rng, monkeypatch, bad, where):
+    monkeypatch.setattr(_binary, "CHUNK_VALUES", 7 * 45)
+    X = _binary_matrix(rng, 83, 45)
+    X[where, 11] = bad
+    assert _binary.binary_words(X) is None
+    assert _binary.binary_words(sp.csr_matrix(X)) is None
+    with pytest.raises(ValueError, match="all 0 or 1"):
+        pack_binary(X)
+
+
+def test_pack_binary_rejects_non_matrices():
+    with pytest.raises(ValueError, match="two-dimensional"):
+        pack_binary(np.ones(4))
+    empty = pack_binary(np.zeros((0, 40)))
+    assert empty.words.shape == (0, 2)
+
+
+def _pair_problem(rng, d=45):
+    return _binary_matrix(rng, 30, d, 0.4), _binary_matrix(rng, 45, d, 0.25)
+
+
+@pytest.mark.parametrize("kind", ["asam", "sam", "psam"])
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+def test_learners_on_packed_rows_equal_float_rows_bit_for_bit(rng, monkeypatch, kind, dtype):
+    """Runs of 37, 200 and 101 iterations (head, aligned groups, several blocks of a few
+    periods, short last block, tail) on packed and on float rows: every iterate, average
+    and per-iteration margin equal exactly; the output equals the Python loop."""
+    monkeypatch.setattr(_driver, "BLOCK_BYTES", 2 * 2 * 4 * 48)  # 48-pair packed blocks
+    jax.clear_caches()
+    Xp, Xn = _pair_problem(rng)
+    d = Xp.shape[1]
+    learner = FACTORIES[kind](0.3) if kind == "sam" else FACTORIES[kind](0.3, r_skip=4, a_skip=2)
+    ip, ineg = sample_indices(jax.random.key(4), len(Xp), len(Xn), 338)
+    packed = (pack_binary(Xp), pack_binary(Xn))
+    floats = (jnp.asarray(Xp, dtype), jnp.asarray(Xn, dtype))
+    a = b = learner.init(jax.random.key(0), d, dtype)
+    start = 0
+    for size in (37, 200, 101):
+        sl = slice(start, start + size)
+        a, ia = run_indices(learner, a, *packed, ip[sl], ineg[sl])
+        b, ib = run_indices(learner, b, *floats, ip[sl], ineg[sl])
+        np.testing.assert_array_equal(np.asarray(ia.margin), np.asarray(ib.margin))
+        start += size
+    for name in ("w", "w_avg", "t", "q"):
+        if hasattr(a, name):
+            np.testing.assert_array_equal(np.asarray(getattr(a, name)),
+                                          np.asarray(getattr(b, name)), err_msg=name)
+    if dtype == jnp.float64:
+        r_skip, a_skip = (16, 1) if kind == "sam" else (4, 2)
+        expected = numpy_loop(kind, 0.3, 1000.0, r_skip, a_skip, Xp, Xn, np.asarray(ip),
+                              np.asarray(ineg))
+        np.testing.assert_allclose(np.asarray(learner.output(a)), expected, rtol=1e-10,
+                                   atol=1e-12)
+
+
+def test_run_and_run_grid_take_packed_rows(rng):
+    Xp, Xn = _pair_problem(rng, d=70)
+    learner = FACTORIES["asam"](0.05)
+    state = learner.init(jax.random.key(1), 70)
+    a, _ = run(learner, state, pack_binary(Xp), pack_binary(Xn), 150)
+    b, _ = run(learner, state, jnp.asarray(Xp, jnp.float32), jnp.asarray(Xn, jnp.float32), 150)
+    np.testing.assert_array_equal(np.asarray(a.w), np.asarray(b.w))
+    keys = jax.random.split(jax.random.key(2), 3)
+    lams = jnp.array([0.01, 0.1, 1.0])
+    ga = run_grid(FACTORIES["psam"], lams, keys, pack_binary(Xp), pack_binary(Xn), 60, 2)
+    gb = run_grid(FACTORIES["psam"], lams, keys, jnp.asarray(Xp, jnp.float32),
+                  jnp.asarray(Xn, jnp.float32), 60, 2)
+    assert ga.shape == (3, 2, 70) and ga.dtype == jnp.float32
+    np.testing.assert_array_equal(np.asarray(ga), np.asarray(gb))
+
+
+def test_mixed_row_kinds_are_refused(rng):
+    Xp, Xn = _pair_problem(rng)
+    learner = FACTORIES["asam"](0.1)
+    state = learner.init(jax.random.key(0), Xp.shape[1])
+    with pytest.raises(TypeError, match="one kind"):
+        run(learner, state, pack_binary(Xp), jnp.asarray(Xn), 10)
+    with pytest.raises(ValueError, match="features"):
+        run(learner, state, pack_binary(Xp), pack_binary(Xn[:, :40]), 10)
+
+
+def test_a_learner_without_a_difference_step_reads_packed_rows(rng):
+    """The generic per-pair path (a learner without ``update_diff``) unpacks one row at a
+    time: same iterates."""
+    Xp, Xn = _pair_problem(rng)
+    learner = FACTORIES["psam"](0.2)._replace(update_diff=None, update_diff_at=None)
+    state = learner.init(jax.random.key(0), Xp.shape[1])
+    a, _ = run(learner, state, pack_binary(Xp), pack_binary(Xn), 90)
+    b, _ = run(learner, state, jnp.asarray(Xp, jnp.float32), jnp.asarray(Xn, jnp.float32), 90)
+    np.testing.assert_array_equal(np.asarray(a.w), np.asarray(b.w))
+
+
+@pytest.mark.parametrize("cls", [optrank.ASAM, optrank.SAM, optrank.PSAM])
+def test_estimators_pack_binary_input_and_learn_the_same_model(rng, monkeypatch, cls):
+    """0/1 input (dense and CSR) trains on packed rows; the model equals the one trained
+    on the float rows (packing switched off), bit for bit."""
+    X = _binary_matrix(rng, 300, 40)
+    y = np.where(X[:, :5].sum(1) + 0.5 * rng.standard_normal(300) > 1.5, 1, -1)
+    rows = est._to_jax_rows(X[y == 1], "float32")
+    assert isinstance(rows, BinaryRows) and rows.shape == ((y == 1).sum(), 40)
+    packed = cls(epochs=2, random_state=3).fit(X, y)
+    packed_csr = cls(epochs=2, random_state=3).fit(sp.csr_matrix(X), y)
+    monkeypatch.setattr(est, "PACK_BINARY", False)
+    assert not isinstance(est._to_jax_rows(X[y == 1], "float32"), BinaryRows)
+    floats = cls(epochs=2, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(packed.coef_, floats.coef_)
+    np.testing.assert_array_equal(packed_csr.coef_, floats.coef_)
+    assert packed.score(X, y) > 0.8
+
+
+def test_estimators_keep_float_rows_for_other_values(rng):
+    X = _binary_matrix(rng, 200, 30)
+    X[-1, 3] = 0.5  # beyond the probe rows
+    assert not isinstance(est._to_jax_rows(X, "float32"), BinaryRows)
+    wide = sp.random(50, 2000, density=0.01, random_state=0, format="csr")
+    wide.data[:] = 1.0
+    assert isinstance(est._to_jax_rows(wide, "float32"), tuple)  # sparse path for d > 1024
