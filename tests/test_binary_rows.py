@@ -85,6 +85,8 @@ def test_pack_binary_rejects_non_matrices():
         pack_binary(np.ones(4))
     empty = pack_binary(np.zeros((0, 40)))
     assert empty.words.shape == (0, 2)
+    assert pack_binary([[1, 0], [0, 1]]).words.tolist() == [[1], [2]]  # nested lists
+    np.testing.assert_array_equal(np.asarray(pack_binary(np.array([[-0.0, 1.0]])).words), [[2]])
 
 
 def _pair_problem(rng, d=45):
@@ -139,6 +141,18 @@ def test_run_and_run_grid_take_packed_rows(rng):
                   jnp.asarray(Xn, jnp.float32), 60, 2)
     assert ga.shape == (3, 2, 70) and ga.dtype == jnp.float32
     np.testing.assert_array_equal(np.asarray(ga), np.asarray(gb))
+    # float64 models on request (packed rows hold no float type), equal to float64 rows
+    g64 = run_grid(FACTORIES["asam"], lams, keys, pack_binary(Xp), pack_binary(Xn), 60, 2,
+                   n_features=70, dtype=jnp.float64)
+    f64 = run_grid(FACTORIES["asam"], lams, keys, jnp.asarray(Xp), jnp.asarray(Xn), 60, 2)
+    assert g64.dtype == jnp.float64
+    np.testing.assert_array_equal(np.asarray(g64), np.asarray(f64))
+    with pytest.raises(ValueError, match="n_features=71"):
+        run_grid(FACTORIES["asam"], lams, keys, pack_binary(Xp), pack_binary(Xn), 60,
+                 n_features=71)
+    with pytest.raises(ValueError, match="float type"):
+        run_grid(FACTORIES["asam"], lams, keys, pack_binary(Xp), pack_binary(Xn), 60,
+                 dtype=jnp.int32)
 
 
 def test_mixed_row_kinds_are_refused(rng):
@@ -170,6 +184,7 @@ def test_estimators_pack_binary_input_and_learn_the_same_model(rng, monkeypatch,
     y = np.where(X[:, :5].sum(1) + 0.5 * rng.standard_normal(300) > 1.5, 1, -1)
     rows = est._to_jax_rows(X[y == 1], "float32")
     assert isinstance(rows, BinaryRows) and rows.shape == ((y == 1).sum(), 40)
+    assert isinstance(est._to_jax_rows(sp.csr_matrix(X[y == 1]), "float32"), BinaryRows)
     packed = cls(epochs=2, random_state=3).fit(X, y)
     packed_csr = cls(epochs=2, random_state=3).fit(sp.csr_matrix(X), y)
     monkeypatch.setattr(est, "PACK_BINARY", False)
@@ -187,3 +202,33 @@ def test_estimators_keep_float_rows_for_other_values(rng):
     wide = sp.random(50, 2000, density=0.01, random_state=0, format="csr")
     wide.data[:] = 1.0
     assert isinstance(est._to_jax_rows(wide, "float32"), tuple)  # sparse path for d > 1024
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_one_kind_for_both_classes(rng, monkeypatch, sparse):
+    """Only the negatives hold a value other than 0/1: both sides train as float rows (the
+    driver takes two sides of one kind), and the model equals the one with packing off."""
+    X = _binary_matrix(rng, 200, 30)
+    y = np.where(X[:, :4].sum(1) > 1, 1, -1)
+    X[np.flatnonzero(y == -1)[-1], 7] = 2.0
+    Z = sp.csr_matrix(X) if sparse else X
+    Xp, Xn = est._to_jax_sides(Z, y, "float32")
+    assert not isinstance(Xp, BinaryRows) and not isinstance(Xn, BinaryRows)
+    model = optrank.ASAM(epochs=2, random_state=0).fit(Z, y)
+    monkeypatch.setattr(est, "PACK_BINARY", False)
+    np.testing.assert_array_equal(model.coef_,
+                                  optrank.ASAM(epochs=2, random_state=0).fit(Z, y).coef_)
+
+
+def test_sparse_classes_on_either_side_of_the_dense_limit(rng, monkeypatch):
+    """A sparse set whose larger class exceeds DENSE_MAX_BYTES once dense trains both
+    classes as padded sparse rows (one of each kind used to be refused by the driver)."""
+    X = sp.csr_matrix(rng.standard_normal((120, 20)) * (rng.random((120, 20)) < 0.3))
+    y = np.where(np.arange(120) < 20, 1, -1)
+    monkeypatch.setattr(est, "DENSE_MAX_BYTES", 50 * 20 * 4)  # 20 positives fit, 100 do not
+    Xp, Xn = est._to_jax_sides(X, y, "float32")
+    assert isinstance(Xp, tuple) and isinstance(Xn, tuple)
+    model = optrank.PSAM(epochs=2, random_state=0).fit(X, y)
+    monkeypatch.setattr(est, "DENSE_MAX_BYTES", 1 << 28)
+    dense = optrank.PSAM(epochs=2, random_state=0).fit(X, y)
+    np.testing.assert_allclose(model.coef_, dense.coef_, rtol=1e-5, atol=1e-6)

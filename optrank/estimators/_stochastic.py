@@ -63,30 +63,44 @@ PACK_BINARY = True
 with a row gather 32x smaller (a9a: docs/stochastic.md, "Packed binary rows")."""
 
 
-def _to_jax_rows(X, dtype):
-    """Rows on the JAX side: packed binary rows when every value is 0 or 1 (and the rows
-    would take the dense path), else a dense array or padded sparse ``(indices, values)``
-    (sparse input within :data:`DENSE_MAX_FEATURES` / :data:`DENSE_MAX_BYTES` is
-    densified)."""
+def _to_jax_parts(parts, dtype) -> list:
+    """Matrices on the JAX side, all of one kind (the driver takes its positive and
+    negative rows of one kind): packed binary rows when every value of every part is 0 or 1
+    and the rows take the dense path; a dense array for dense input, or for sparse input
+    whose largest part is within :data:`DENSE_MAX_FEATURES` / :data:`DENSE_MAX_BYTES` once
+    dense; else padded sparse ``(indices, values)``."""
     import jax.numpy as jnp
 
     from optrank.stochastic import BinaryRows, to_padded
     from optrank.stochastic._binary import binary_words
 
-    itemsize = np.dtype(dtype).itemsize
-    check_cast_range(X, dtype)
-    dense_path = not sp.issparse(X) or (
-        X.shape[1] <= DENSE_MAX_FEATURES and X.shape[0] * X.shape[1] * itemsize <= DENSE_MAX_BYTES)
-    if dense_path and PACK_BINARY:
-        words = binary_words(X)
-        if words is not None:
-            return BinaryRows(jnp.asarray(words), int(X.shape[1]))
-    if sp.issparse(X) and dense_path:
-        X = X.toarray()
-    if sp.issparse(X):
-        idx, val = to_padded(X, np.dtype(dtype))
-        return jnp.asarray(idx), jnp.asarray(val)
-    return jnp.asarray(np.asarray(X, dtype=dtype))
+    for X in parts:
+        check_cast_range(X, dtype)
+    d = parts[0].shape[1]
+    if any(sp.issparse(X) for X in parts):
+        largest = max(X.shape[0] for X in parts)
+        if d > DENSE_MAX_FEATURES or largest * d * np.dtype(dtype).itemsize > DENSE_MAX_BYTES:
+            return [tuple(jnp.asarray(a) for a in to_padded(sp.csr_matrix(X), np.dtype(dtype)))
+                    for X in parts]
+    words = []
+    for X in parts if PACK_BINARY else ():
+        words.append(binary_words(X))
+        if words[-1] is None:
+            break
+    if PACK_BINARY and all(w is not None for w in words):
+        return [BinaryRows(jnp.asarray(w), int(d)) for w in words]
+    return [jnp.asarray(np.asarray(X.toarray() if sp.issparse(X) else X, dtype=dtype))
+            for X in parts]
+
+
+def _to_jax_rows(X, dtype):
+    """One matrix on the JAX side (:func:`_to_jax_parts`)."""
+    return _to_jax_parts([X], dtype)[0]
+
+
+def _to_jax_sides(Z, y, dtype):
+    """The positive and the negative rows of ``Z``, of one kind (:func:`_to_jax_parts`)."""
+    return tuple(_to_jax_parts([Z[y == 1], Z[y == -1]], dtype))
 
 
 def _check_binary(y):
@@ -221,7 +235,7 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
 
         learner = self._get_learner()
         with loop_context(self.dtype):
-            Xp, Xn = (_to_jax_rows(Z[y == s], self.dtype) for s in (1, -1))
+            Xp, Xn = _to_jax_sides(Z, y, self.dtype)
             state = getattr(self, "state_", None)
             if state is not None:  # e.g. unpickled: floating leaves as numpy (__getstate__)
                 state = as_state_dtype(state, self.dtype)

@@ -120,8 +120,10 @@ def pack_binary(X) -> BinaryRows:
     >>> float(learner.output(state)[0]) > 0
     True
     """
-    if np.ndim(X) != 2 and not sp.issparse(X):
-        raise ValueError(f"X must be two-dimensional, got shape {np.shape(X)}")
+    if not sp.issparse(X):
+        X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
     words = binary_words(X)
     if words is None:
         raise ValueError("pack_binary takes rows whose values are all 0 or 1")

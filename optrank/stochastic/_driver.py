@@ -259,7 +259,7 @@ def run_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_ne
 
 
 def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
-             options: tuple = (), n_features: int | None = None):
+             options: tuple = (), n_features: int | None = None, dtype=None):
     """Train one learner per value of ``lams`` in one pass with ``jax.vmap`` (jitted).
 
     Parameters
@@ -281,6 +281,9 @@ def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
     n_features : int or None
         Number of features (static); required for padded sparse rows, whose width is
         not the number of features.
+    dtype : float dtype or None
+        Precision of the models (static); default: the rows' float type, float32 for
+        integer rows and packed binary rows (which hold no float type).
 
     Returns
     -------
@@ -296,8 +299,12 @@ def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
     >>> run_grid(asam, jnp.array([0.01, 0.1, 1.0]), keys, Xp, Xn, 20, 2).shape
     (3, 2, 2)
     """
+    if dtype is not None:
+        dtype = jnp.dtype(dtype)
+        if not jnp.issubdtype(dtype, jnp.floating):
+            raise ValueError(f"dtype must be a float type, got {dtype}")
     return _run_grid(factory, _checked_lams(lams), keys, X_pos, X_neg, n_iter, n_runs,
-                     options, n_features)
+                     options, n_features, dtype)
 
 
 def _checked_lams(lams):
@@ -310,7 +317,7 @@ def _checked_lams(lams):
     return lams
 
 
-@partial(jax.jit, static_argnums=(0, 5, 6, 7, 8))
+@partial(jax.jit, static_argnums=(0, 5, 6, 7, 8, 9))
 def _run_grid(
     factory,
     lams,
@@ -321,12 +328,18 @@ def _run_grid(
     n_runs: int = 1,
     options: tuple = (),
     n_features: int | None = None,
+    model_dtype=None,
 ):
     if _rows.is_sparse(X_pos) and n_features is None:
         raise ValueError("run_grid needs n_features= for padded sparse rows")
     _check_same_kind(X_pos, X_neg)
+    if _rows.is_packed(X_pos) and n_features not in (None, X_pos.n_features):
+        raise ValueError(f"n_features={n_features}, but the packed rows hold "
+                         f"{X_pos.n_features} features")
     d = X_pos.shape[1] if n_features is None else n_features
-    if _rows.is_packed(X_pos):
+    if model_dtype is not None:
+        dtype = model_dtype
+    elif _rows.is_packed(X_pos):
         dtype = jnp.float32
     else:
         dtype = X_pos[1].dtype if _rows.is_sparse(X_pos) else X_pos.dtype
