@@ -19,6 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.sparse as sp
 
+from optrank._validation import canonical_csr
+
 WORD_BITS = 32
 CHUNK_VALUES = 1 << 22  # values checked and packed per chunk of rows
 PROBE_ROWS = 64  # rows checked first, so that most non-binary inputs are refused at once
@@ -54,10 +56,9 @@ def n_words(n_features: int) -> int:
 
 
 def _chunk_words(X, start: int, stop: int) -> np.ndarray | None:
-    """Packed words of rows ``start:stop`` of ``X``, or None if one of their values is
+    """Packed words of rows ``start:stop`` of the dense ``X``, or None if one of their values is
     neither 0 nor 1."""
-    block = X[start:stop]
-    block = block.toarray() if sp.issparse(block) else np.asarray(block)
+    block = np.asarray(X[start:stop])
     ones = block == 1
     if not np.all(ones | (block == 0)):
         return None
@@ -68,12 +69,33 @@ def _chunk_words(X, start: int, stop: int) -> np.ndarray | None:
     return np.ascontiguousarray(packed).view("<u4").astype(np.uint32, copy=False)
 
 
+def _sparse_words(X) -> np.ndarray | None:
+    """:func:`binary_words` of a sparse matrix, from its stored entries (``O(nnz)``)."""
+    X = canonical_csr(X)  # duplicates summed, as the float rows would hold them
+    if not np.all((X.data == 1) | (X.data == 0)):
+        return None
+    n, d = X.shape
+    W = n_words(d)
+    ones = X.data == 1
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(X.indptr))
+    cols = X.indices.astype(np.int64)
+    if not ones.all():  # explicit zeros set no bit
+        rows, cols = rows[ones], cols[ones]
+    # distinct bits of one word summed: exact in float64 (every sum < 2^32)
+    sums = np.bincount(rows * W + (cols >> 5), weights=_POWERS[cols & 31], minlength=n * W)
+    return sums.astype(np.uint32).reshape(n, W)
+
+
+_POWERS = 2.0 ** np.arange(WORD_BITS)
+
+
 def binary_words(X) -> np.ndarray | None:
     """The packed words of a dense array or scipy sparse matrix whose values are all 0 or
     1 (explicit zeros allowed; duplicate sparse entries are summed first), else None.
 
-    Rows are checked and packed in chunks, the first :data:`PROBE_ROWS` rows on their own,
-    so a non-binary input is usually refused after a few rows.
+    Sparse input is packed from its stored entries. Dense rows are checked and packed in
+    chunks, the first :data:`PROBE_ROWS` rows on their own, so a non-binary input is
+    usually refused after a few rows.
 
     Examples
     --------
@@ -83,9 +105,9 @@ def binary_words(X) -> np.ndarray | None:
     >>> binary_words(np.array([[1.0, 0.5]])) is None
     True
     """
-    n, d = X.shape
     if sp.issparse(X):
-        X = sp.csr_matrix(X)
+        return _sparse_words(X)
+    n, d = X.shape
     step = max(1, CHUNK_VALUES // max(d, 1))
     bounds = [0, min(n, PROBE_ROWS)] + list(range(min(n, PROBE_ROWS) + step, n, step)) + [n]
     parts = []
