@@ -21,7 +21,7 @@ from optrank.stochastic import (
     run_indices,
     sample_indices,
 )
-from optrank.stochastic import _binary, _driver
+from optrank.stochastic import _binary, _driver, _rows
 
 
 def _reference_words(X):
@@ -76,8 +76,8 @@ def test_non_binary_values_are_refused(rng, monkeypatch, bad, where):
     X[where, 11] = bad
     assert _binary.binary_words(X) is None
     assert _binary.binary_words(sp.csr_matrix(X)) is None
-    with pytest.raises(ValueError, match="all 0 or 1"):
-        pack_binary(X)
+    with pytest.raises(ValueError, match="at most two values"):
+        pack_binary(X)  # column 11 holds 0, 1 and the bad value
 
 
 def test_pack_binary_rejects_non_matrices():
@@ -232,3 +232,99 @@ def test_sparse_classes_on_either_side_of_the_dense_limit(rng, monkeypatch):
     monkeypatch.setattr(est, "DENSE_MAX_BYTES", 1 << 28)
     dense = optrank.PSAM(epochs=2, random_state=0).fit(X, y)
     np.testing.assert_allclose(model.coef_, dense.coef_, rtol=1e-5, atol=1e-6)
+
+
+def _standardised(rng, n_pos=30, n_neg=45, d=45):
+    """0/1 columns standardised together (two nonzero values per column), a constant
+    column and a column of two negative values: every column two-valued over both sides."""
+    X = np.vstack(_pair_problem(rng, d))
+    X[:, 3] = 1.0
+    X[:, 5] = np.where(X[:, 5] > 0, -0.25, -3.0)
+    sd = X.std(axis=0)
+    X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    return X[:n_pos], X[n_pos:]
+
+
+def test_two_valued_columns_pack_with_their_values(rng):
+    Xp, Xn = _standardised(rng)
+    rows_p, rows_n = pack_binary(Xp, Xn)
+    assert rows_p.base is not None and rows_p.base.dtype == jnp.float64
+    np.testing.assert_array_equal(np.asarray(rows_p.base), np.asarray(rows_n.base))
+    for rows, X in ((rows_p, Xp), (rows_n, Xn)):
+        back = _binary.values(rows, rows.words, jnp.float64)
+        np.testing.assert_array_equal(np.asarray(back), X)  # exact values
+        np.testing.assert_array_equal(np.asarray(_rows.take(rows, 7)), X[7])
+    # scaled sparse columns: base 0 and one nonzero value per column, over both sides
+    Sp, Sn = (sp.csr_matrix(A * np.linspace(0.5, 2.0, 45)) for A in _pair_problem(rng))
+    sparse_p, sparse_n = pack_binary(Sp, Sn)
+    np.testing.assert_array_equal(np.asarray(sparse_p.base), 0.0)
+    np.testing.assert_array_equal(
+        np.asarray(_binary.values(sparse_n, sparse_n.words, jnp.float64)), Sn.toarray())
+    three = Xp.copy()
+    three[2, 9] = 7.0
+    with pytest.raises(ValueError, match="at most two values"):
+        pack_binary(three, Xn)
+    with pytest.raises(ValueError, match="at most two values"):
+        pack_binary(sp.csr_matrix(three), sp.csr_matrix(Xn))
+
+
+@pytest.mark.parametrize("kind", ["asam", "sam", "psam"])
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+def test_learners_on_packed_two_valued_rows_equal_float_rows(rng, monkeypatch, kind, dtype):
+    """Standardised 0/1 columns, packed with their two values: the iterates and margins
+    equal the float rows' bit for bit, over unaligned runs and several blocks (float64
+    rows, also under a float32 learner: the differences are formed in float64 both ways)."""
+    monkeypatch.setattr(_driver, "BLOCK_BYTES", 2 * 2 * 4 * 48)
+    jax.clear_caches()
+    Xp, Xn = _standardised(rng)
+    learner = FACTORIES[kind](0.3) if kind == "sam" else FACTORIES[kind](0.3, r_skip=4, a_skip=2)
+    ip, ineg = sample_indices(jax.random.key(5), len(Xp), len(Xn), 338)
+    packed = pack_binary(Xp, Xn)
+    floats = (jnp.asarray(Xp), jnp.asarray(Xn))
+    a = b = learner.init(jax.random.key(0), Xp.shape[1], dtype)
+    start = 0
+    for size in (37, 200, 101):
+        sl = slice(start, start + size)
+        a, ia = run_indices(learner, a, *packed, ip[sl], ineg[sl])
+        b, ib = run_indices(learner, b, *floats, ip[sl], ineg[sl])
+        np.testing.assert_array_equal(np.asarray(ia.margin), np.asarray(ib.margin))
+        start += size
+    np.testing.assert_array_equal(np.asarray(learner.output(a)), np.asarray(learner.output(b)))
+    np.testing.assert_array_equal(np.asarray(a.w), np.asarray(b.w))
+
+
+def test_sides_packed_apart_with_other_values_are_refused(rng):
+    Xp, Xn = _standardised(rng)
+    learner = FACTORIES["asam"](0.1)
+    state = learner.init(jax.random.key(0), Xp.shape[1])
+    apart = (pack_binary(Xp), pack_binary(Xn))  # each side's own first row as its base
+    with pytest.raises(ValueError, match="pack them together"):
+        run(learner, state, *apart, 10)
+    with pytest.raises(ValueError, match="pack them together"):
+        run_indices(learner, state, *apart, jnp.zeros(4, jnp.int32), jnp.zeros(4, jnp.int32))
+    with pytest.raises(ValueError, match="pack them together"):
+        run_grid(FACTORIES["asam"], jnp.array([0.1]), jax.random.split(jax.random.key(0), 1),
+                 *apart, 10)
+    with pytest.raises(ValueError, match="pack them together"):  # 0/1 beside two-valued
+        run(learner, state, pack_binary((Xp > 0) * 1.0), pack_binary(Xp, Xn)[1], 10)
+
+
+@pytest.mark.parametrize("cls", [optrank.ASAM, optrank.PSAM])
+@pytest.mark.parametrize("form", ["standardised", "scaled-csr"])
+def test_estimators_pack_two_valued_input(rng, monkeypatch, cls, form):
+    """Standardised dense 0/1 features and scaled CSR ones (the reproduction's
+    preprocessing of a9a / w8a) train on packed rows, to the float rows' model."""
+    X01 = _binary_matrix(rng, 300, 40)
+    y = np.where(X01[:, :5].sum(1) + 0.5 * rng.standard_normal(300) > 1.5, 1, -1)
+    if form == "standardised":
+        X = (X01 - X01.mean(0)) / X01.std(0)
+    else:
+        X = sp.csr_matrix(X01 / X01.std(0))
+    Xp, Xn = est._to_jax_sides(X, y, "float32")
+    assert isinstance(Xp, BinaryRows) and Xp.base is not None and Xp.base.dtype == jnp.float32
+    packed = cls(epochs=2, random_state=3).fit(X, y)
+    monkeypatch.setattr(est, "PACK_BINARY", False)
+    assert not isinstance(est._to_jax_sides(X, y, "float32")[0], BinaryRows)
+    floats = cls(epochs=2, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(packed.coef_, floats.coef_)
+    assert packed.score(X, y) > 0.8

@@ -204,9 +204,11 @@ def test_float32_default_and_no_recompile(rng):
     state = learner.init(jax.random.key(0), Xp.shape[1])
     assert state.w.dtype == jnp.float32
     state, _ = run(learner, state, Xp, Xn, 64)
-    size = run._cache_size()
+    from optrank.stochastic._driver import _run_jit
+
+    size = _run_jit._cache_size()
     state, _ = run(learner, state, Xp, Xn, 64)
-    assert run._cache_size() == size
+    assert _run_jit._cache_size() == size
     assert state.w.dtype == jnp.float32 and int(state.t) == 128
 
 

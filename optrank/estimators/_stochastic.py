@@ -58,21 +58,28 @@ sparse step also forms the ``k x k`` cross term). Same iterates up to float roun
 
 
 PACK_BINARY = True
-"""Train 0/1 rows (one-hot, indicator features) as packed binary rows
+"""Train rows whose every column takes at most two values (0/1 features, one-hot
+encodings, and these scaled or standardised) as packed rows
 (:class:`optrank.stochastic.BinaryRows`): same iterates as the float rows, bit for bit,
-with a row gather 32x smaller (a9a: docs/stochastic.md, "Packed binary rows")."""
+with a row gather up to 32x smaller (a9a: docs/stochastic.md, "Packed binary rows")."""
 
 
 def _to_jax_parts(parts, dtype) -> list:
     """Matrices on the JAX side, all of one kind (the driver takes its positive and
-    negative rows of one kind): packed binary rows when every value of every part is 0 or 1
-    and the rows take the dense path; a dense array for dense input, or for sparse input
-    whose largest part is within :data:`DENSE_MAX_FEATURES` / :data:`DENSE_MAX_BYTES` once
-    dense; else padded sparse ``(indices, values)``."""
+    negative rows of one kind):
+
+    * padded sparse ``(indices, values)`` for sparse input beyond
+      :data:`DENSE_MAX_FEATURES` features, or whose largest part is beyond
+      :data:`DENSE_MAX_BYTES` once dense;
+    * else packed rows when every column takes at most two values over all parts (0/1
+      rows as they are; others with the values the dense rows would hold, i.e. cast to
+      ``dtype`` first), with :data:`PACK_BINARY`;
+    * else dense arrays of ``dtype``.
+    """
     import jax.numpy as jnp
 
-    from optrank.stochastic import BinaryRows, to_padded
-    from optrank.stochastic._binary import binary_words
+    from optrank.stochastic import to_padded
+    from optrank.stochastic._binary import as_binary_rows, binary_words, column_values_words
 
     for X in parts:
         check_cast_range(X, dtype)
@@ -82,15 +89,22 @@ def _to_jax_parts(parts, dtype) -> list:
         if d > DENSE_MAX_FEATURES or largest * d * np.dtype(dtype).itemsize > DENSE_MAX_BYTES:
             return [tuple(jnp.asarray(a) for a in to_padded(sp.csr_matrix(X), np.dtype(dtype)))
                     for X in parts]
-    words = []
-    for X in parts if PACK_BINARY else ():
-        words.append(binary_words(X))
-        if words[-1] is None:
-            break
-    if PACK_BINARY and all(w is not None for w in words):
-        return [BinaryRows(jnp.asarray(w), int(d)) for w in words]
-    return [jnp.asarray(np.asarray(X.toarray() if sp.issparse(X) else X, dtype=dtype))
-            for X in parts]
+    if PACK_BINARY:
+        words = []
+        for X in parts:
+            words.append(binary_words(X))
+            if words[-1] is None:
+                break
+        else:
+            return [as_binary_rows(w, d) for w in words]
+    # the values the dense rows hold (a sparse part stays sparse until packing fails)
+    parts = [sp.csr_matrix(X, dtype=dtype) if sp.issparse(X) else np.asarray(X, dtype=dtype)
+             for X in parts]
+    if PACK_BINARY:
+        found = column_values_words(parts)
+        if found is not None:
+            return [as_binary_rows(w, d, found[1], found[2]) for w in found[0]]
+    return [jnp.asarray(X.toarray() if sp.issparse(X) else X) for X in parts]
 
 
 def _to_jax_rows(X, dtype):

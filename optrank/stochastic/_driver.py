@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from optrank._intmath import counter_words, mulhi_u32
-from optrank.stochastic import _rows
+from optrank.stochastic import _binary, _rows
 from optrank.stochastic._state import Learner, SAMState, StepInfo
 
 UNROLL = 1
@@ -206,6 +206,9 @@ def _check_same_kind(X_pos, X_neg):
                         f"{kinds[1]} rows")
     if kinds[0] == "packed" and X_pos.n_features != X_neg.n_features:
         raise ValueError(f"packed rows of {X_pos.n_features} and {X_neg.n_features} features")
+    if kinds[0] == "packed" and not _binary.same_values(X_pos, X_neg):
+        raise ValueError("the packed positive and negative rows hold different column values; "
+                         "pack them together: pack_binary(X_pos, X_neg)")
 
 
 def scan_random(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int):
@@ -217,6 +220,10 @@ def scan_random(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int):
 
 
 @partial(jax.jit, static_argnums=(0, 4))
+def _run_jit(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int):
+    return scan_random(learner, state, X_pos, X_neg, n_iter)
+
+
 def run(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int) -> tuple[SAMState, StepInfo]:
     """Run ``n_iter`` iterations (jitted; an epoch is ``n_iter = n``).
 
@@ -228,7 +235,7 @@ def run(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int) -> tuple[S
     state : SAMState
         From ``learner.init`` or a previous run.
     X_pos, X_neg : array (n_pos, d) / (n_neg, d), padded sparse ``(indices, values)``, or
-        packed 0/1 rows (:func:`optrank.stochastic.pack_binary`)
+        packed two-valued rows (:func:`optrank.stochastic.pack_binary`)
         Positive and negative rows.
     n_iter : int
         Number of iterations (static).
@@ -249,13 +256,19 @@ def run(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int) -> tuple[S
     >>> bool(learner.output(state)[0] > 0), info.margin.shape
     (True, (50,))
     """
-    return scan_random(learner, state, X_pos, X_neg, n_iter)
+    _check_same_kind(X_pos, X_neg)  # here, on concrete rows (the packed values' check)
+    return _run_jit(learner, state, X_pos, X_neg, n_iter)
 
 
 @partial(jax.jit, static_argnums=(0,))
+def _run_indices_jit(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):
+    return scan_indices(learner, state, X_pos, X_neg, idx_pos, idx_neg)
+
+
 def run_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):
     """Run the updates on given index streams (jitted); for reproducible comparisons."""
-    return scan_indices(learner, state, X_pos, X_neg, idx_pos, idx_neg)
+    _check_same_kind(X_pos, X_neg)
+    return _run_indices_jit(learner, state, X_pos, X_neg, idx_pos, idx_neg)
 
 
 def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
@@ -299,6 +312,7 @@ def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
     >>> run_grid(asam, jnp.array([0.01, 0.1, 1.0]), keys, Xp, Xn, 20, 2).shape
     (3, 2, 2)
     """
+    _check_same_kind(X_pos, X_neg)
     if dtype is not None:
         dtype = jnp.dtype(dtype)
         if not jnp.issubdtype(dtype, jnp.floating):

@@ -1,5 +1,5 @@
 """Row algebra shared by the stochastic learners: dense rows, padded sparse rows and
-packed binary rows (:class:`optrank.stochastic._binary.BinaryRows`, 0/1 features).
+packed two-valued rows (:class:`optrank.stochastic._binary.BinaryRows`).
 
 A *row* is either a dense 1-D array of length ``d`` or a pair ``(indices, values)`` of
 equal-length 1-D arrays (a padded sparse row). Padding slots carry the index ``d`` (one
@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from optrank.online._xla import lane_dot
-from optrank.stochastic._binary import BinaryRows, unpack
+from optrank.stochastic._binary import BinaryRows, unpack, values
 
 
 def is_sparse(row) -> bool:
@@ -135,11 +135,13 @@ def is_packed(rows) -> bool:
 
 def take(rows, i):
     """Row ``i`` of a dense matrix, a padded sparse ``(indices, values)`` matrix or packed
-    binary rows (unpacked as float32, exact; the learners cast to their state's type)."""
+    rows (their values, exact: 0/1 as float32, others in their own type; the learners
+    cast to their state's type)."""
     if is_sparse(rows):
         return rows[0][i], rows[1][i]
     if is_packed(rows):
-        return unpack(rows.words[i], rows.n_features, jnp.float32)
+        dtype = jnp.float32 if rows.base is None else rows.base.dtype
+        return values(rows, rows.words[i], dtype)
     return rows[i]
 
 
@@ -162,15 +164,29 @@ def pair_block(X_pos, X_neg, idx_pos, idx_neg, dtype):
 
 def pair_decoder(X_pos, dtype):
     """The function from one item of a :func:`pair_block` to the dense difference
-    ``x+ - x-`` in ``dtype`` (the identity for dense rows)."""
+    ``x+ - x-`` in ``dtype`` (the identity for dense rows).
+
+    For packed rows with column values ``base`` / ``other`` the difference is
+    ``b+ * delta - b- * delta`` with ``delta = other - base`` formed once, in the type
+    :func:`pair_differences` subtracts in: each feature is then exactly that function's
+    ``x+ - x-`` (``delta``, ``-delta`` since float subtraction is antisymmetric, or
+    ``+0``), rounded to ``dtype`` the same way."""
     if not is_packed(X_pos):
         return lambda x: x
     d = X_pos.n_features
+    if X_pos.base is None:
+        def decode(words):
+            return unpack(words[0], d, dtype) - unpack(words[1], d, dtype)
 
-    def decode(words):
-        return unpack(words[0], d, dtype) - unpack(words[1], d, dtype)
+        return decode
+    work = jnp.promote_types(jnp.result_type(X_pos.base, X_pos.other), dtype)
+    delta = X_pos.other.astype(work) - X_pos.base.astype(work)
 
-    return decode
+    def decode_values(words):
+        return (unpack(words[0], d, work) * delta - unpack(words[1], d, work) * delta
+                ).astype(dtype)
+
+    return decode_values
 
 
 def pair_item_bytes(X_pos, dtype) -> tuple[int, int]:
