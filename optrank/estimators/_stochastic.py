@@ -19,6 +19,7 @@ from sklearn.utils.multiclass import type_of_target
 
 from optrank._loop_device import loop_context
 from optrank._validation import (
+    canonical_csr,
     check_cast_range,
     check_count_fields,
     check_positive_fields,
@@ -60,8 +61,9 @@ sparse step also forms the ``k x k`` cross term). Same iterates up to float roun
 PACK_BINARY = True
 """Train rows whose every column takes at most two values (0/1 features, one-hot
 encodings, and these scaled or standardised) as packed rows
-(:class:`optrank.stochastic.BinaryRows`): same iterates as the float rows, bit for bit,
-with a row gather up to 32x smaller (a9a: docs/stochastic.md, "Packed binary rows")."""
+(:class:`optrank.stochastic.BinaryRows`): the same steps as the float rows (weights
+and margins bit for bit, the average to its last bits), with a row gather up to 32x
+smaller (a9a: docs/stochastic.md, "Packed binary rows")."""
 
 
 def _to_jax_parts(parts, dtype) -> list:
@@ -79,7 +81,7 @@ def _to_jax_parts(parts, dtype) -> list:
     import jax.numpy as jnp
 
     from optrank.stochastic import to_padded
-    from optrank.stochastic._binary import as_binary_rows, binary_words, column_values_words
+    from optrank.stochastic._binary import as_binary_rows, binary_words, two_valued_words
 
     for X in parts:
         check_cast_range(X, dtype)
@@ -96,14 +98,14 @@ def _to_jax_parts(parts, dtype) -> list:
             if words[-1] is None:
                 break
         else:
-            return [as_binary_rows(w, d) for w in words]
+            return as_binary_rows(words, d)
     # the values the dense rows hold (a sparse part stays sparse until packing fails)
-    parts = [sp.csr_matrix(X, dtype=dtype) if sp.issparse(X) else np.asarray(X, dtype=dtype)
+    parts = [canonical_csr(X).astype(dtype) if sp.issparse(X) else np.asarray(X, dtype=dtype)
              for X in parts]
     if PACK_BINARY:
-        found = column_values_words(parts)
+        found = two_valued_words(parts, binary_checked=True)
         if found is not None:
-            return [as_binary_rows(w, d, found[1], found[2]) for w in found[0]]
+            return as_binary_rows(found[0], d, found[1], found[2])
     return [jnp.asarray(X.toarray() if sp.issparse(X) else X) for X in parts]
 
 

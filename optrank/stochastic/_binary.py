@@ -10,8 +10,9 @@ against 984 bytes of float32 rows) and unpacks them inside the loop into the dif
 ``x+ - x-``. Each feature of that difference is ``0``, ``other - base`` or ``base -
 other``; the unpacking forms it as ``b+ * delta - b- * delta`` with ``delta = other -
 base`` computed as the float rows' subtraction computes it, so it equals the float rows'
-difference bit for bit (signs of zeros included), and the iterates equal those of the
-float rows. The packed matrix of a9a's 32,561 rows is 521 KB, small enough for the
+difference (``-0.0`` and ``0.0`` count as one value), and the weights and margins of every
+step equal those of the float rows bit for bit; the running average may differ in its
+last bits where XLA compiles its update differently in the two loops. The packed matrix of a9a's 32,561 rows is 521 KB, small enough for the
 core's L2 cache, where the float32 rows (16 MB) are not; the row gather, which bounded
 a9a's epoch, then costs little (docs/stochastic.md, "Packed binary rows").
 
@@ -195,10 +196,22 @@ def _sparse_two_valued(parts):
     return [_sparse_words(X, X.data != 0) for X in parts], np.zeros(d, dtype=dtype), other
 
 
-def two_valued_words(parts):
+def _finite_delta(base, other) -> bool:
+    """Whether the column values and ``other - base`` are finite (in the values' float
+    type; float64 for integers): an infinite ``delta`` would make ``0 * delta`` NaN where
+    the float rows' ``x - x`` is 0."""
+    ft = base.dtype if np.issubdtype(base.dtype, np.floating) else np.float64
+    with np.errstate(over="ignore", invalid="ignore"):
+        delta = other.astype(ft) - base.astype(ft)
+    return bool(np.all(np.isfinite(base)) and np.all(np.isfinite(other))
+                and np.all(np.isfinite(delta)))
+
+
+def two_valued_words(parts, binary_checked: bool = False):
     """``(words per part, base, other)`` when every column takes at most two values over
-    all ``parts`` together (dense arrays or sparse matrices, one kind), ``base`` and
-    ``other`` None for 0/1 data; else None.
+    all ``parts`` together (dense arrays or sparse matrices, one kind) and ``other - base``
+    is finite, ``base`` and ``other`` None for 0/1 data; else None. ``binary_checked``:
+    the caller found the parts not all 0/1 already (skip that check).
 
     Examples
     --------
@@ -211,21 +224,18 @@ def two_valued_words(parts):
     if any(sp.issparse(X) for X in parts) and not all(sp.issparse(X) for X in parts):
         parts = [sp.csr_matrix(X) for X in parts]
     binary = []
-    for X in parts:
+    for X in parts if not binary_checked else ():
         binary.append(binary_words(X))
         if binary[-1] is None:
             break
     else:
-        return binary, None, None
-    return column_values_words(parts)
-
-
-def column_values_words(parts):
-    """:func:`two_valued_words` without the 0/1 case: ``base`` and ``other`` always given
-    (sparse parts: ``base = 0``)."""
-    if all(sp.issparse(X) for X in parts):
-        return _sparse_two_valued(parts)
-    return _dense_two_valued(parts)
+        if not binary_checked:
+            return binary, None, None
+    found = (_sparse_two_valued if all(sp.issparse(X) for X in parts)
+             else _dense_two_valued)(parts)
+    if found is None or found[1] is None or _finite_delta(found[1], found[2]):
+        return found
+    return None
 
 
 def pack_binary(*matrices):
@@ -263,17 +273,17 @@ def pack_binary(*matrices):
     if found is None:
         raise ValueError("pack_binary takes rows whose every column holds at most two "
                          "values (over all the matrices given)")
-    rows = [as_binary_rows(words, X.shape[1], found[1], found[2])
-            for words, X in zip(found[0], parts)]
+    rows = as_binary_rows(found[0], parts[0].shape[1], found[1], found[2])
     return rows[0] if len(rows) == 1 else tuple(rows)
 
 
-def as_binary_rows(words, n_features: int, base=None, other=None) -> BinaryRows:
-    """:class:`BinaryRows` on the JAX side from numpy words and column values."""
+def as_binary_rows(words_list, n_features: int, base=None, other=None) -> list[BinaryRows]:
+    """:class:`BinaryRows` on the JAX side, one per words array, all sharing one device
+    copy of the column values (so that :func:`same_values` finds them equal at once)."""
     if base is None:
-        return BinaryRows(jnp.asarray(words), int(n_features))
-    return BinaryRows(jnp.asarray(words), int(n_features), jnp.asarray(base),
-                      jnp.asarray(other))
+        return [BinaryRows(jnp.asarray(w), int(n_features)) for w in words_list]
+    base, other = jnp.asarray(base), jnp.asarray(other)
+    return [BinaryRows(jnp.asarray(w), int(n_features), base, other) for w in words_list]
 
 
 def unpack(words, n_features: int, dtype) -> jnp.ndarray:
@@ -299,7 +309,7 @@ def same_values(X_pos: BinaryRows, X_neg: BinaryRows) -> bool:
     ones are taken as equal)."""
     if (X_pos.base is None) != (X_neg.base is None):
         return False
-    if X_pos.base is None:
+    if X_pos.base is None or (X_pos.base is X_neg.base and X_pos.other is X_neg.other):
         return True
     leaves = (X_pos.base, X_pos.other, X_neg.base, X_neg.other)
     if any(isinstance(a, jax.core.Tracer) for a in leaves):

@@ -295,8 +295,8 @@ def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
         Number of features (static); required for padded sparse rows, whose width is
         not the number of features.
     dtype : float dtype or None
-        Precision of the models (static); default: the rows' float type, float32 for
-        integer rows and packed binary rows (which hold no float type).
+        Precision of the models (static); default: the rows' float type (for packed
+        two-valued rows, their values'), float32 for integer rows and packed 0/1 rows.
 
     Returns
     -------
@@ -353,8 +353,8 @@ def _run_grid(
     d = X_pos.shape[1] if n_features is None else n_features
     if model_dtype is not None:
         dtype = model_dtype
-    elif _rows.is_packed(X_pos):
-        dtype = jnp.float32
+    elif _rows.is_packed(X_pos):  # 0/1 rows hold no float type; others their values'
+        dtype = jnp.float32 if X_pos.base is None else X_pos.base.dtype
     else:
         dtype = X_pos[1].dtype if _rows.is_sparse(X_pos) else X_pos.dtype
     if not jnp.issubdtype(dtype, jnp.floating):  # integer rows: float32 models, not int
