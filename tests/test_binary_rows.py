@@ -15,13 +15,15 @@ import optrank
 from optrank.estimators import _stochastic as est
 from optrank.stochastic import (
     BinaryRows,
+    _binary,
+    _driver,
+    _rows,
     pack_binary,
     run,
     run_grid,
     run_indices,
     sample_indices,
 )
-from optrank.stochastic import _binary, _driver, _rows
 
 
 def assert_same_average(a, b, dtype=np.float64):
@@ -200,13 +202,13 @@ def test_estimators_pack_binary_input_and_learn_the_same_model(rng, monkeypatch,
     on the float rows (packing switched off), bit for bit."""
     X = _binary_matrix(rng, 300, 40)
     y = np.where(X[:, :5].sum(1) + 0.5 * rng.standard_normal(300) > 1.5, 1, -1)
-    rows = est._to_jax_rows(X[y == 1], "float32")
+    rows = est._to_jax_parts([X[y == 1]], "float32")[0]
     assert isinstance(rows, BinaryRows) and rows.shape == ((y == 1).sum(), 40)
-    assert isinstance(est._to_jax_rows(sp.csr_matrix(X[y == 1]), "float32"), BinaryRows)
+    assert isinstance(est._to_jax_parts([sp.csr_matrix(X[y == 1])], "float32")[0], BinaryRows)
     packed = cls(epochs=2, random_state=3).fit(X, y)
     packed_csr = cls(epochs=2, random_state=3).fit(sp.csr_matrix(X), y)
     monkeypatch.setattr(est, "PACK_BINARY", False)
-    assert not isinstance(est._to_jax_rows(X[y == 1], "float32"), BinaryRows)
+    assert not isinstance(est._to_jax_parts([X[y == 1]], "float32")[0], BinaryRows)
     floats = cls(epochs=2, random_state=3).fit(X, y)
     assert_same_average(packed.coef_, floats.coef_, np.float32)
     assert_same_average(packed_csr.coef_, floats.coef_, np.float32)
@@ -216,10 +218,10 @@ def test_estimators_pack_binary_input_and_learn_the_same_model(rng, monkeypatch,
 def test_estimators_keep_float_rows_for_other_values(rng):
     X = _binary_matrix(rng, 200, 30)
     X[-1, 3] = 0.5  # beyond the probe rows
-    assert not isinstance(est._to_jax_rows(X, "float32"), BinaryRows)
+    assert not isinstance(est._to_jax_parts([X], "float32")[0], BinaryRows)
     wide = sp.random(50, 2000, density=0.01, random_state=0, format="csr")
     wide.data[:] = 1.0
-    assert isinstance(est._to_jax_rows(wide, "float32"), tuple)  # sparse path for d > 1024
+    assert isinstance(est._to_jax_parts([wide], "float32")[0], tuple)  # sparse path for d > 1024
 
 
 @pytest.mark.parametrize("sparse", [False, True])

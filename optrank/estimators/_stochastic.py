@@ -73,15 +73,15 @@ def _to_jax_parts(parts, dtype) -> list:
     * padded sparse ``(indices, values)`` for sparse input beyond
       :data:`DENSE_MAX_FEATURES` features, or whose largest part is beyond
       :data:`DENSE_MAX_BYTES` once dense;
-    * else packed rows when every column takes at most two values over all parts (0/1
-      rows as they are; others with the values the dense rows would hold, i.e. cast to
-      ``dtype`` first), with :data:`PACK_BINARY`;
+    * else packed rows when every column takes at most two values over all parts, with
+      the values the dense rows would hold (cast to ``dtype`` first), with
+      :data:`PACK_BINARY`;
     * else dense arrays of ``dtype``.
     """
     import jax.numpy as jnp
 
     from optrank.stochastic import to_padded
-    from optrank.stochastic._binary import as_binary_rows, binary_words, two_valued_words
+    from optrank.stochastic._binary import as_binary_rows, two_valued_words
 
     for X in parts:
         check_cast_range(X, dtype)
@@ -91,27 +91,14 @@ def _to_jax_parts(parts, dtype) -> list:
         if d > DENSE_MAX_FEATURES or largest * d * np.dtype(dtype).itemsize > DENSE_MAX_BYTES:
             return [tuple(jnp.asarray(a) for a in to_padded(sp.csr_matrix(X), np.dtype(dtype)))
                     for X in parts]
-    if PACK_BINARY:
-        words = []
-        for X in parts:
-            words.append(binary_words(X))
-            if words[-1] is None:
-                break
-        else:
-            return as_binary_rows(words, d)
     # the values the dense rows hold (a sparse part stays sparse until packing fails)
     parts = [canonical_csr(X).astype(dtype) if sp.issparse(X) else np.asarray(X, dtype=dtype)
              for X in parts]
     if PACK_BINARY:
-        found = two_valued_words(parts, binary_checked=True)
+        found = two_valued_words(parts)
         if found is not None:
             return as_binary_rows(found[0], d, found[1], found[2])
     return [jnp.asarray(X.toarray() if sp.issparse(X) else X) for X in parts]
-
-
-def _to_jax_rows(X, dtype):
-    """One matrix on the JAX side (:func:`_to_jax_parts`)."""
-    return _to_jax_parts([X], dtype)[0]
 
 
 def _to_jax_sides(Z, y, dtype):

@@ -9,8 +9,8 @@ into packed words. See ``docs/stochastic.md``.
 """
 
 from optrank.online import _xla  # noqa: F401  (XLA_FLAGS before the first compilation)
-from optrank.stochastic._binary import BinaryRows, pack_binary
 from optrank.stochastic._asam import DEFAULT_A_SKIP, DEFAULT_R_SKIP, DEFAULT_T0, asam, sam
+from optrank.stochastic._binary import BinaryRows, pack_binary
 from optrank.stochastic._driver import (
     run,
     run_grid,

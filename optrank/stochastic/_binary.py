@@ -12,9 +12,10 @@ other``; the unpacking forms it as ``b+ * delta - b- * delta`` with ``delta = ot
 base`` computed as the float rows' subtraction computes it, so it equals the float rows'
 difference (``-0.0`` and ``0.0`` count as one value), and the weights and margins of every
 step equal those of the float rows bit for bit; the running average may differ in its
-last bits where XLA compiles its update differently in the two loops. The packed matrix of a9a's 32,561 rows is 521 KB, small enough for the
-core's L2 cache, where the float32 rows (16 MB) are not; the row gather, which bounded
-a9a's epoch, then costs little (docs/stochastic.md, "Packed binary rows").
+last bits where XLA compiles its update differently in the two loops. The packed matrix
+of a9a's 32,561 rows is 521 KB, small enough for the core's L2 cache, where the float32
+rows (16 MB) are not; the row gather, which bounded a9a's epoch, then costs little
+(docs/stochastic.md, "Packed binary rows").
 
 The two values of a column must be the same for the positive and the negative rows, so
 rows that are not 0/1 are packed together: ``pack_binary(X_pos, X_neg)``.
@@ -207,11 +208,10 @@ def _finite_delta(base, other) -> bool:
                 and np.all(np.isfinite(delta)))
 
 
-def two_valued_words(parts, binary_checked: bool = False):
+def two_valued_words(parts):
     """``(words per part, base, other)`` when every column takes at most two values over
     all ``parts`` together (dense arrays or sparse matrices, one kind) and ``other - base``
-    is finite, ``base`` and ``other`` None for 0/1 data; else None. ``binary_checked``:
-    the caller found the parts not all 0/1 already (skip that check).
+    is finite, ``base`` and ``other`` None for 0/1 data; else None.
 
     Examples
     --------
@@ -224,13 +224,12 @@ def two_valued_words(parts, binary_checked: bool = False):
     if any(sp.issparse(X) for X in parts) and not all(sp.issparse(X) for X in parts):
         parts = [sp.csr_matrix(X) for X in parts]
     binary = []
-    for X in parts if not binary_checked else ():
+    for X in parts:
         binary.append(binary_words(X))
         if binary[-1] is None:
             break
     else:
-        if not binary_checked:
-            return binary, None, None
+        return binary, None, None
     found = (_sparse_two_valued if all(sp.issparse(X) for X in parts)
              else _dense_two_valued)(parts)
     if found is None or found[1] is None or _finite_delta(found[1], found[2]):

@@ -184,9 +184,8 @@ def scan_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_n
     Dense rows and packed binary rows go through blocks of pre-gathered pairs
     (:func:`_scan_blocks`); padded sparse rows are stepped one sparse pair at a time
     (``O(nnz)`` gathers and updates per step: densifying them would take a scatter, which
-    XLA CPU runs slowly).
+    XLA CPU runs slowly). Both sides must be rows of one kind (the public drivers check).
     """
-    _check_same_kind(X_pos, X_neg)
     if learner.update_diff is not None and not _rows.is_sparse(X_pos):
         return _scan_blocks(learner, state, X_pos, X_neg, idx_pos, idx_neg)
 
@@ -256,7 +255,7 @@ def run(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int) -> tuple[S
     >>> bool(learner.output(state)[0] > 0), info.margin.shape
     (True, (50,))
     """
-    _check_same_kind(X_pos, X_neg)  # here, on concrete rows (the packed values' check)
+    _check_same_kind(X_pos, X_neg)  # on the concrete rows (the packed values' check)
     return _run_jit(learner, state, X_pos, X_neg, n_iter)
 
 
@@ -346,7 +345,6 @@ def _run_grid(
 ):
     if _rows.is_sparse(X_pos) and n_features is None:
         raise ValueError("run_grid needs n_features= for padded sparse rows")
-    _check_same_kind(X_pos, X_neg)
     if _rows.is_packed(X_pos) and n_features not in (None, X_pos.n_features):
         raise ValueError(f"n_features={n_features}, but the packed rows hold "
                          f"{X_pos.n_features} features")
