@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 
 import numpy as np
@@ -22,6 +23,14 @@ class RankerMixin:
 
     _estimator_type = "classifier"
 
+    def __init_subclass__(cls, **kwargs):
+        # every fit and partial_fit of a ranker is all or nothing (kept_on_error)
+        super().__init_subclass__(**kwargs)
+        for name in _FITTING_METHODS:
+            method = cls.__dict__.get(name)
+            if callable(method) and not hasattr(method, "__kept_on_error__"):
+                setattr(cls, name, kept_on_error(method))
+
     def score(self, X, y, sample_weight=None) -> float:
         if sample_weight is not None:
             raise ValueError("score does not support sample_weight: AUC is computed unweighted")
@@ -39,6 +48,56 @@ def _classifier_tags():
     from sklearn.utils import ClassifierTags
 
     return ClassifierTags(multi_class=False)
+
+
+_FITTING_METHODS = ("fit", "partial_fit")
+"""The methods :class:`RankerMixin` makes all or nothing (:func:`kept_on_error`)."""
+
+
+def kept_on_error(method):
+    """Wrap a fitting method so that, when it raises, the estimator is left as it was.
+
+    A fit refused for its data, a parameter, a solver failure or a diverged stream (or
+    interrupted) must not leave a half-updated estimator: e.g. the new inputs' width beside
+    the old coefficients, or a NaN state a later ``partial_fit`` would go on from. The
+    attributes are restored from a shallow copy taken on entry (lists, dicts and sets one
+    level deep, as a ``history_`` appended to in place); a fit only ever rebinds its
+    arrays and states, so their previous values are what the copy holds. Subclasses of
+    :class:`RankerMixin` get it on ``fit`` and ``partial_fit`` automatically.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        before = {name: _shallow(value) for name, value in vars(self).items()}
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(before)
+            raise
+
+    wrapper.__kept_on_error__ = True
+    return wrapper
+
+
+def _shallow(value):
+    return value.copy() if type(value) in (list, dict, set) else value
+
+
+def check_stream_classes(classes, y, fitted) -> None:
+    """``partial_fit``'s ``classes`` (scikit-learn's incremental-learning argument): the
+    two labels of the stream, holding every label of ``y``, equal to the ``classes_`` of
+    the stream so far (when there is one)."""
+    classes = np.unique(np.asarray(classes))
+    if classes.size != 2:
+        raise ValueError(f"classes must name the two labels of the stream, got "
+                         f"{classes.tolist()}")
+    extra = np.setdiff1d(np.unique(np.asarray(y)), classes)
+    if extra.size:
+        raise ValueError(f"y holds {extra.tolist()}, not among classes={classes.tolist()}")
+    if fitted is not None and not np.array_equal(np.sort(np.asarray(fitted)), classes):
+        raise ValueError(f"classes={classes.tolist()} differ from the stream's classes_ "
+                         f"{np.asarray(fitted).tolist()}")
 
 
 _INPUT_ATTRIBUTES = ("n_features_in_", "feature_names_in_", "classes_")

@@ -24,7 +24,12 @@ from optrank.bayes._online import (
 from optrank.bayes._plot import plot_weights
 from optrank.bayes._predict import posterior_scores
 from optrank.bayes._variational import Problem
-from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
+from optrank.estimators._base import (
+    RankerMixin,
+    check_stream_classes,
+    validate_predict_data,
+    validate_ranking_data,
+)
 from optrank.estimators._prefix import (
     _initial_size,
     _positive_values,
@@ -66,21 +71,6 @@ def _known_labels(y, classes: np.ndarray) -> np.ndarray:
         raise ValueError(f"y holds {unknown.tolist()}, not among the classes "
                          f"{classes.tolist()} of the fit")
     return np.where(y == classes[-1], 1, -1).astype(np.int8)
-
-
-def _check_stream_classes(classes, y, fitted) -> None:
-    """``partial_fit``'s ``classes``: two labels, holding every label of ``y`` and equal to
-    the ``classes_`` of the stream so far (when there is one)."""
-    classes = np.unique(np.asarray(classes))
-    if classes.size != 2:
-        raise ValueError(f"classes must name the two labels of the stream, got "
-                         f"{classes.tolist()}")
-    extra = np.setdiff1d(np.unique(np.asarray(y)), classes)
-    if extra.size:
-        raise ValueError(f"y holds {extra.tolist()}, not among classes={classes.tolist()}")
-    if fitted is not None and not np.array_equal(np.sort(np.asarray(fitted)), classes):
-        raise ValueError(f"classes={classes.tolist()} differ from the stream's classes_ "
-                         f"{np.asarray(fitted).tolist()}")
 
 
 def _check_grid(est, name) -> None:
@@ -491,7 +481,7 @@ class OB2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
         labels of the stream.
         """
         if classes is not None:
-            _check_stream_classes(classes, y, getattr(self, "classes_", None))
+            check_stream_classes(classes, y, getattr(self, "classes_", None))
         if not hasattr(self, "model_"):
             return self._fit(X, y, shuffle=False)
         if self._pool() != self.pool_ or self.budget != self.budget_:

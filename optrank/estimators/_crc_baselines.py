@@ -168,11 +168,11 @@ class CRR(_LinearRanker):
 
     def fit(self, X, y):
         """Run ``n_iter`` combined SGD steps from ``w = 0``."""
-        X, y = validate_ranking_data(self, X, y)
-        if not 0.0 <= float(self.alpha) <= 1.0:
+        if not 0.0 <= float(self.alpha) <= 1.0:  # the parameters before any work on the data
             raise ValueError(f"alpha must lie in [0, 1], got {self.alpha}")
         check_count_fields(self, ("n_iter", "budget"))
         check_positive_fields(self, ("C",) if self.lam is None else ("lam",))
+        X, y = validate_ranking_data(self, X, y)
         lam = self.lam_ = float(self.lam) if self.lam is not None else 1.0 / (
             float(self.C) * float(self.budget))
         first, second, sign = _crr_schedule(y, int(self.n_iter), float(self.alpha),
@@ -227,10 +227,10 @@ class ERankSVM(_LinearRanker):
         """Fit PRSVM+ with the per-pair cost ``C_total / (N+ N-)``."""
         from optrank.estimators._prsvm import PRSVMPlus
 
-        X, y_pm = validate_ranking_data(self, X, y)
-        if not float(self.C_total) > 0:
+        if not float(self.C_total) > 0:  # the parameters before any work on the data
             raise ValueError(f"C_total must be positive, got {self.C_total!r}")
         check_count_fields(self, ("max_iter",))
+        X, y_pm = validate_ranking_data(self, X, y)
         self.n_pairs_ = int(np.sum(y_pm == 1)) * int(np.sum(y_pm != 1))
         self.pair_C_ = float(self.C_total) / self.n_pairs_
         self.model_ = PRSVMPlus(C=self.pair_C_, tol=self.tol, max_iter=self.max_iter)

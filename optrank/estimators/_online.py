@@ -31,6 +31,7 @@ from optrank._validation import (
 )
 from optrank.estimators._base import (
     RankerMixin,
+    check_stream_classes,
     linear_scores,
     validate_predict_data,
     validate_ranking_data,
@@ -173,7 +174,12 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         self._signs_seen = frozenset()  # the classes streamed so far (as -1 / +1)
         with loop_context(self.dtype):
             self.state_ = self._learner().init(self._key(), n_features)
-        self._structure_ = self._spec()[2]
+        self._structure_ = self._stream_structure(self._spec()[2])
+
+    def _stream_structure(self, static: dict) -> dict:
+        """What a stream fixes when it starts: the learner's structural settings and
+        ``pos_label`` (the labels already learned were mapped to -1 / +1 by it)."""
+        return {**static, "pos_label": self.pos_label}
 
     def _resume(self):
         """Before a stream goes on: check the parameters, carry hyperparameters changed by
@@ -182,15 +188,18 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         need a new state."""
         self._check_params()
         _, hyper, static = self._spec()
+        static = self._stream_structure(static)
         started = getattr(self, "_structure_", static)
         # every key of either side: a setting present only when the stream started (FOAM's
         # n_components and gamma, dropped by n_components=None) counts as a change too
         for name in dict.fromkeys([*started, *static]):
             value = static.get(name)
             if started.get(name) != value:
+                fixes = ("the signs of the labels learned so far" if name == "pos_label"
+                         else "the learner's structure")
                 raise ValueError(
                     f"{name} changed from {started.get(name)!r} to {value!r} since the stream "
-                    "started; it fixes the learner's structure: call fit to start a new stream")
+                    f"started; it fixes {fixes}: call fit to start a new stream")
         fields = [f for f in self.state_._fields
                   if f in hyper or (f == "phi" and "eta" in hyper)]
         import jax
@@ -270,6 +279,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
     def _begin(self, X, y):
         """What ``fit`` does before streaming: checks, ``classes_``, a fresh state;
         returns the validated rows and the float32 -1/+1 labels."""
+        self._check_params()  # before any work on the data
         _check_binary(y)
         X, y_pm = validate_ranking_data(self, X, y, dtype=_ROW_DTYPES)
         self._start(X.shape[1])
@@ -357,15 +367,21 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
                 # sliced on the loop device too: outside, each slice would copy the whole
                 # stacked state to JAX's default device (a GPU) and leave it there
                 model.state_ = jax.tree_util.tree_map(lambda a, i=i: a[i], states)
-                model._structure_ = static  # what partial_fit's structural check compares to
+                # what partial_fit's structural check compares to
+                model._structure_ = model._stream_structure(static)
         return models
 
     def partial_fit(self, X, y, classes=None):
         """Continue the stream with ``(X, y)`` (starts one if not fitted yet).
 
         ``y`` may hold a single class; labels follow :func:`optrank._validation.binary_labels`.
+        ``classes``, scikit-learn's incremental-learning argument, is optional: when given
+        it must name the two labels of the stream (those of every call so far). A call that
+        raises leaves the estimator as it was (:func:`optrank.estimators._base.kept_on_error`).
         """
         first = not hasattr(self, "state_")
+        if classes is not None:
+            check_stream_classes(classes, y, None if first else getattr(self, "classes_", None))
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=first)
         _check_binary(y)
         self._merge_classes(y, classes if first else None)
@@ -448,6 +464,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         if coef is not None:
             return linear_scores(X, coef)
         X = X.toarray() if sp.issparse(X) else X
+        check_cast_range(X, self.dtype)  # as fit: no silent inf (then NaN scores) in the cast
         with loop_context(self.dtype):
             state = as_state_dtype(self.state_, self.dtype)
             return np.asarray(self._learner().score(state, X.astype(self.dtype)),

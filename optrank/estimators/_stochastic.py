@@ -27,6 +27,7 @@ from optrank._validation import (
 )
 from optrank.estimators._base import (
     RankerMixin,
+    check_stream_classes,
     check_validation_set,
     input_attributes_kept_on_error,
     linear_scores,
@@ -137,8 +138,9 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         return tags
 
     # -- parameter checks ---------------------------------------------------------------
-    _stream_fixed = ("dtype",)
-    """Parameters a ``partial_fit`` stream cannot change (the state was built with them)."""
+    _stream_fixed = ("dtype", "pos_label")
+    """Parameters a ``partial_fit`` stream cannot change (the state was built with them;
+    ``pos_label`` mapped the labels already learned to -1 / +1)."""
 
     def _check_params(self):
         check_positive_fields(self, ("lam", "t0"))
@@ -205,19 +207,24 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
 
         The first call initialises the state (and the feature map); later calls keep
         the step counter, the average and the random key, so ``k`` calls on the same
-        data equal ``fit`` with ``epochs=k``. ``classes`` is accepted for scikit-learn
-        compatibility and ignored (labels are binary).
+        data equal ``fit`` with ``epochs=k``. ``classes``, scikit-learn's
+        incremental-learning argument, is optional: when given it must name the two labels
+        of the stream.
 
         The parameters are checked on every call. ``lam``, ``t0``, ``r_skip`` and
         ``a_skip`` may change between calls (the new values drive the steps from this call
-        on); ``dtype`` and, for the kernel variants, ``features`` and ``n_components`` fix
-        the state and the feature map, so changing them mid-stream is refused (call
-        ``fit``). A validation set is checked before the epoch runs.
+        on); ``dtype``, ``pos_label`` and, for the kernel variants, ``features`` and
+        ``n_components`` fix the state, the labels' signs and the feature map, so changing
+        them mid-stream is refused (call ``fit``). A validation set is checked before the
+        epoch runs. A call that raises (bad data, a diverged epoch) leaves the estimator as
+        it was.
         """
         first = not hasattr(self, "state_")
         self._check_params()
         if not first:
             self._check_stream()
+        if classes is not None:
+            check_stream_classes(classes, y, None if first else self.classes_)
         _check_binary(y)
         known = None if first else self.classes_
         with input_attributes_kept_on_error(self):
@@ -381,7 +388,7 @@ class _KernelStochasticAUC(_StochasticAUC):
         self.n_components = n_components
         self.cache_embeddings = cache_embeddings
 
-    _stream_fixed = ("dtype", "features", "n_components")
+    _stream_fixed = ("dtype", "pos_label", "features", "n_components")
 
     def _check_params(self):
         super()._check_params()
@@ -492,7 +499,7 @@ class FASAM(_KernelStochasticAUC):
                          cache_embeddings=cache_embeddings)
         self.gamma = gamma
 
-    _stream_fixed = ("dtype", "features", "n_components", "gamma")
+    _stream_fixed = ("dtype", "pos_label", "features", "n_components", "gamma")
 
     def _check_params(self):
         super()._check_params()

@@ -257,7 +257,21 @@ def _pass_lp(h, hp, program: Program) -> None:
         np.zeros(program.n_cols, dtype=np.int32),  # all columns continuous
     )
     if status.name not in ("kOk", "kWarning"):
-        raise ValueError(f"HiGHS refused the model (passModel returned {status.name})")
+        raise ValueError(f"HiGHS refused the model (passModel returned {status.name})"
+                         + _magnitude_hint(h, A.data, program.c))
+
+
+def _magnitude_hint(h, *arrays) -> str:
+    """Why ``passModel`` refused a model, where the data say: an entry at or above HiGHS's
+    ``large_matrix_value`` / ``infinite_cost`` (1e15 / 1e20 by default: pair differences
+    of features like nanosecond timestamps), which it takes for an error, not a number."""
+    top = max((float(np.max(np.abs(a))) for a in arrays if np.size(a)), default=0.0)
+    limit = float(h.getOptionValue("large_matrix_value")[1])
+    if top < limit:
+        return ""
+    return (f": it holds an entry of magnitude {top:.3g}, at or above HiGHS's "
+            f"large_matrix_value {limit:.3g}; standardise or rescale the features (ranking "
+            "programs hold feature differences of pairs)")
 
 
 def _inf(bounds: np.ndarray) -> np.ndarray:
