@@ -7,6 +7,10 @@
                       [--scheduler ADDRESS | --local | --sequential] [--workers N] [--no-cache]
     optrank report RESULTS_DIR [--output report.html] [--markdown PAGE.md]
     optrank bench [CASE ...] [--list] [--quick] [--repeats N] [--output DIR]
+
+Exit status: 0; 1 when a solver failed, or when cells of 'reproduce' failed (after its
+reports are written); 2 for an input that cannot work (a config value, a path, a Dask
+scheduler that cannot be reached), said in one ``optrank: error:`` line before the work.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError, KeyError) as exc:
+    except (ValueError, OSError, KeyError) as exc:  # OSError: a path, a Dask scheduler
         print(f"optrank: error: {exc}", file=sys.stderr)
         return 2
     except MemoryError as exc:
@@ -213,6 +217,7 @@ def prepare_data(cfg: Config):
         X_test, y_test = load(d.test_name, split="test", binarize=d.binarize, data_dir=d.data_dir,
                               missing=d.missing)
         X_train, y_train = X, y
+        _check_held_out(y_test, d.test_name)
     else:
         train, test = stratified_split(y, test_size=d.test_size, random_state=d.random_state)
         X_train, y_train, X_test, y_test = X[train], y[train], X[test], y[test]
@@ -220,6 +225,47 @@ def prepare_data(cfg: Config):
         scaler = Standardizer().fit(X_train)
         X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
     return X_train, y_train, X_test, y_test
+
+
+def _check_held_out(y_test, test_name: str) -> None:
+    """The test split of ``[data] test_name`` must hold both classes (svmguide3's holds
+    one): said before the fit, which may take minutes, not by the AUC after it. A held-out
+    part of ``test_size`` is stratified and always holds both."""
+    from optrank._validation import require_two_classes
+
+    try:
+        require_two_classes(y_test)
+    except ValueError as exc:
+        raise ValueError(f"[data] test_name {test_name!r}: the test split cannot be scored: "
+                         f"{exc}; use test_size (a held-out part of the training data) "
+                         "instead") from None
+
+
+def check_output_dir(path: Path, what: str) -> None:
+    """Refuse, before any work, an output folder that cannot be made or written: an
+    existing file of that name, a file where one of its parent folders should be, a
+    parent without write permission. Found only when the results are written, these
+    came after minutes to hours of work."""
+    path = Path(path).expanduser()
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"{what} {path}: a file of that name exists; give a "
+                                 "folder (it is made if missing)")
+    existing = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise NotADirectoryError(f"{what} {path}: {existing} is a file, so the folder "
+                                 "cannot be made")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(f"{what} {path}: {existing} is not writable")
+
+
+def check_output_file(path: Path, what: str, example: str) -> None:
+    """As :func:`check_output_dir`, for a file written into a folder (made if missing);
+    ``example`` is a file name to suggest inside a folder given instead."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise IsADirectoryError(f"{what} {path} is a folder; give a file path (e.g. "
+                                f"{path / example})")
+    check_output_dir(path.parent, f"{what} {path}: the folder")
 
 
 def cmd_fit(args) -> int:
@@ -416,6 +462,7 @@ def cmd_reproduce(args) -> int:
     if args.all and args.protocol:
         raise ValueError(f"give either {args.protocol!r} or --all, not both (--all runs "
                          "every table)")
+    check_output_dir(args.output, "--output")
     targets = reg.list_tables() if args.all else [args.protocol]
     if args.datasets:
         resolved = _only_datasets([reg.resolve(t) for t in targets],
@@ -455,6 +502,8 @@ def cmd_reproduce(args) -> int:
                                 cache=cache, fan_grid=args.fan_grid,
                                 cached_only=args.cached_only, time_limit=args.time_limit,
                                 shard=args.shard)
+    not_run = _not_run_reason(args)
+    _note_cells_not_run(protocols, results, not_run)
     all_protocols = list(reg.PROTOCOLS.values())
     for table_id, ps in resolved:
         if table_id is None:
@@ -463,27 +512,31 @@ def cmd_reproduce(args) -> int:
             print(f"wrote {result.csv_path} and {result.markdown_path}")
             continue
         if table_id in reg.SUMMARY_TABLES:
-            path = _write_summary_table(args.output, table_id, reg, ps, results, args.quick)
+            path = _write_summary_table(args.output, table_id, reg, ps, results, args.quick,
+                                        not_run)
             print(f"wrote {path}")
             continue
         _, markdown, paths = write_table_report(table_id, ps, results, args.output,
-                                                all_protocols, quick=args.quick)
+                                                all_protocols, quick=args.quick,
+                                                not_run_reason=not_run)
         if not args.all:
             print(markdown)
         print(f"wrote {paths['csv']} and {paths['markdown']}")
-    run = sum(r.stats["run"] for r in results.values())
     cached = sum(r.stats["cached"] for r in results.values())
     failed = sum(r.stats["failed"] for r in results.values())
-    print(f"cells: {run} run, {cached} from the cache, {failed} failed (a cell shared by "
+    # stats["run"] counts every cell computed now, failed or not (failures are not cached)
+    ran = sum(r.stats["run"] for r in results.values()) - failed
+    print(f"cells: {ran} ran, {cached} from the cache, {failed} failed (a cell shared by "
           "several tables counts once per table, and runs once)")
     missing = sum(r.stats["missing"] for r in results.values())
     if args.cached_only:
         print(f"cells not computed yet (left out of the report): {missing}")
     elif missing:
         if args.shard is not None:
+            stopped = (f", and of this part {args.shard[0]}/{args.shard[1]} any the time "
+                       "limit stopped" if args.time_limit is not None else "")
             print(f"{missing} cells not run (left out of the report): those of the other "
-                  f"parts, and of this part {args.shard[0]}/{args.shard[1]} any the time "
-                  "limit stopped; merge the parts' caches and report with --cached-only")
+                  f"parts{stopped}; merge the parts' caches and report with --cached-only")
         else:
             why = "time limit reached: " if args.time_limit is not None else ""
             print(f"{why}{missing} cells not run (left out of the report); run the same "
@@ -491,12 +544,51 @@ def cmd_reproduce(args) -> int:
     if args.all:
         path = _write_index(args.output, reg, resolved, args.quick)
         print(f"wrote {path}")
+    if failed:  # the reports are written: a script sees the failure, a person the reasons
+        print(f"optrank: {failed} cell(s) failed; their errors are in the reports written "
+              f"under {args.output} (the failed cells sections, and the error column of the "
+              "CSVs); the same command again reruns them (failures are not cached)",
+              file=sys.stderr)
+        return 1
     return 0
+
+
+def _not_run_reason(args) -> str:
+    """Why cells of this run were not computed, as the reports say it (after "k of n
+    cell(s)")."""
+    if args.cached_only:
+        return "not run yet: not in the cache (--cached-only reports the cached cells alone)"
+    reasons = []
+    if args.shard is not None:
+        reasons.append(f"left to the other --shard parts (this run was part "
+                       f"{args.shard[0]}/{args.shard[1]})")
+    if args.time_limit is not None:
+        reasons.append("not started before the --time-limit (the same command again goes "
+                       "on from the cache)")
+    return "not run: " + (" or ".join(reasons) or "not reached")
+
+
+def _note_cells_not_run(protocols, results, reason: str) -> None:
+    """Rewrite the report of each protocol with cells not run, naming why (the runner
+    writes it knowing only that they were not run)."""
+    from optrank.experiments._report import to_markdown
+
+    for p in protocols:
+        result = results[p.name]
+        if result.stats.get("missing") and result.markdown_path is not None:
+            result.markdown = to_markdown(p, result.summary, result.rows, not_run_reason=reason)
+            result.markdown_path.write_text(result.markdown)
 
 
 def cmd_report(args) -> int:
     from optrank.experiments._html import build_report
 
+    if args.results_dir.is_dir():  # else build_report says what is wrong with it, first
+        html_path = args.output or args.results_dir / "report.html"
+        check_output_file(html_path, "--output", "report.html")
+        check_output_dir(html_path.parent / "figures", f"--output {html_path}: the PNG folder")
+        if args.markdown is not None:
+            check_output_file(args.markdown, "--markdown", "results.md")
     report = build_report(args.results_dir, args.output)
     for path in report.png_paths:
         print(f"figure     {path}")
@@ -506,6 +598,7 @@ def cmd_report(args) -> int:
     if args.markdown is not None:
         from optrank.experiments._results_page import results_page
 
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(results_page(args.results_dir, preamble=args.preamble))
         print(f"markdown   {args.markdown}")
     return 0
@@ -561,11 +654,13 @@ def _only_cached(resolved, cache_dir: Path):
     return kept
 
 
-def _write_summary_table(output: Path, table_id: str, reg, ps, results, quick: bool) -> Path:
+def _write_summary_table(output: Path, table_id: str, reg, ps, results, quick: bool,
+                         not_run_reason: str | None = None) -> Path:
     from optrank.experiments._tables import summary_table_markdown, write_table_report
 
     base, kind, arg = reg.SUMMARY_TABLES[table_id]
-    write_table_report(base, ps, results, output, list(reg.PROTOCOLS.values()), quick)
+    write_table_report(base, ps, results, output, list(reg.PROTOCOLS.values()), quick,
+                       not_run_reason=not_run_reason)
     markdown = summary_table_markdown(table_id, kind, arg, ps, results, quick)
     path = Path(output) / f"{table_id}.md"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ is refused for an estimator that takes no solver::
 
     [solver]
     profile = "highs-ipm"     # or (not both): backend = "highs", form = "auto",
-                              # [solver.options]
+                              # [solver.options] (form and options need a backend)
 
     [experiment]
     show_pairs = 5            # top-scored pairs printed after a fit
@@ -96,7 +96,8 @@ class SolverConfig:
         """The value to pass as ``solver=`` (validated by the solver registry)."""
         if self.profile is not None:
             return self.profile
-        if self.backend is None:
+        if self.backend is None:  # form and options need one (built in Python too)
+            _check_automatic_solver({"form": self.form, "options": self.options}, "[solver]")
             return "auto"
         return {"backend": self.backend, "form": self.form, "options": dict(self.options)}
 
@@ -165,6 +166,10 @@ def config_from_dict(data: dict, source: str = "config") -> Config:
         raise ValueError(
             f"{source}: unknown section(s) {sorted(unknown)}; valid sections: {sorted(_SECTIONS)}"
         )
+    for name, value in data.items():
+        if not isinstance(value, dict):  # `data = "heart"` for `[data]` + `name = "heart"`
+            raise ValueError(f"{source}: [{name}] must be a table, got {value!r} (write the "
+                             f"header [{name}] and its keys on the lines below it)")
     parts = {name: _section(name, dict(data.get(name, {})), source) for name in _SECTIONS}
     if "solver" in data:
         _check_solver_section(parts["model"], source)
@@ -219,12 +224,34 @@ def _check_values(name: str, values: dict, where: str) -> None:
         if scheduler not in ("local", "sequential") and "://" not in scheduler:
             raise ValueError(f"{where}: scheduler must be 'local', 'sequential' or a Dask "
                              f"address such as 'tcp://host:8786', got {scheduler!r}")
+    if name == "solver" and values.get("profile") is None and values.get("backend") is None:
+        _check_automatic_solver(values, where)
     if name == "solver" and values.get("profile") is not None:
         extra = sorted(k for k in ("backend", "form", "options") if k in values)
         if extra:
             raise ValueError(f"{where}: profile {values['profile']!r} already sets the backend, "
                              f"form and options; remove {extra} (or drop profile and give "
                              "them here)")
+
+
+def _check_automatic_solver(values: dict, where: str) -> None:
+    """[solver] form and options without backend or profile: an error, not ignored.
+
+    :meth:`SolverConfig.spec` is then ``"auto"``, which picks the backend at the fit
+    (HiGHS for an LP, Clarabel for a QP). Options are per backend (HiGHS's are not
+    Clarabel's), so they can be neither checked nor applied before it is known; a form
+    alone could be, but would then mean something else than beside a backend, where it
+    is part of the solver spec: the estimator's own ``form`` ([model] form) says it."""
+    given = [k for k in ("form", "options")
+             if (values.get(k) if k == "options" else values.get(k, "auto") != "auto")]
+    if given:
+        names = " and ".join(given)
+        under_auto = " ([model] form sets the form under the automatic choice)" * (
+            "form" in given)
+        raise ValueError(f"{where}: {names} {'apply' if len(given) > 1 else 'applies'} to a "
+                         "chosen backend, and without backend or profile the backend is "
+                         "chosen at the fit (HiGHS for an LP, Clarabel for a QP): add backend "
+                         f"= \"highs\" (or another) or a profile, or remove {names}{under_auto}")
 
 
 def _model_section(values: dict, source: str) -> ModelConfig:
@@ -241,9 +268,56 @@ def _model_section(values: dict, source: str) -> ModelConfig:
     if required:  # a meta-estimator (PrefixTuned) wraps another one: not a TOML value
         raise ValueError(f"{source} [model]: {name} needs {', '.join(required)}, which a "
                          "config file cannot give; build it in Python")
-    valid = set(cls().get_params())
-    _reject_unknown(values, valid, f"{source} [model] ({name})")
+    defaults = cls().get_params()
+    _reject_unknown(values, set(defaults), f"{source} [model] ({name})")
+    hints = _init_hints(cls)
+    for key, value in values.items():
+        _check_param_type(key, value, hints.get(key), defaults[key],
+                          f"{source} [model] {key}", name)
     return ModelConfig(name, MappingProxyType(values))
+
+
+def _init_hints(cls) -> dict:
+    """The type hints of the estimator's ``__init__`` (empty where they cannot be read)."""
+    try:
+        return typing.get_type_hints(cls.__init__)
+    except Exception:  # a hint naming what the module imports only for type checkers
+        return {}
+
+
+_NUMBER = ((list, dict, bool), "a number")
+_PARAM_FAMILIES = {
+    bool: ((str, list, dict), "true or false"),
+    int: _NUMBER,
+    float: _NUMBER,
+    str: ((int, float), "a string"),  # bool is an int: refused too
+    tuple: ((str, bool, dict), "an array"),
+    list: ((str, bool, dict), "an array"),
+}
+"""Per kind of default: the TOML types the parameter never takes, and what it takes.
+Only the obviously wrong ones: a string where the default is a number may be a mode
+(``gamma = "uniform"``), and a table or an array where it is a name may be a spec
+(``solver`` takes a dict or a list of fallbacks)."""
+
+
+def _param_family(hint, default):
+    """(types refused, words for what is expected) of one estimator parameter, or None
+    when nothing can be said (a None default, no usable hint). A hint of ``dict`` (``dict
+    | None``: ``solver_options``) takes a table alone; otherwise the default decides (the
+    hints are not all exact: ``gamma: float`` also takes ``"uniform"``)."""
+    kinds = {typing.get_origin(k) or k for k in typing.get_args(hint) or (hint,)} - {type(None)}
+    if kinds == {dict}:
+        return (str, int, float, list), "a table"
+    return _PARAM_FAMILIES.get(type(default))
+
+
+def _check_param_type(key: str, value, hint, default, where: str, estimator: str) -> None:
+    """A [model] value of a type the parameter never takes is an error here, before any
+    data is loaded, rather than a TypeError deep inside the fit."""
+    family = _param_family(hint, default)
+    if family is not None and isinstance(value, family[0]):
+        raise ValueError(f"{where}: must be {family[1]} ({estimator}'s default: {default!r}), "
+                         f"got {value!r}")
 
 
 def _is_ranker(cls) -> bool:

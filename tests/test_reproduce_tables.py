@@ -178,16 +178,16 @@ def test_cli_reproduce_a_table_then_resume_from_cache(tmp_path, monkeypatch, cap
     monkeypatch.setitem(reg.PROTOCOLS, tiny.name, tiny)
     args = ["reproduce", "999-TINY", "--sequential", "--output", str(tmp_path)]
     assert main(args) == 0
-    assert "cells: 2 run, 0 from the cache, 0 failed" in capsys.readouterr().out
+    assert "cells: 2 ran, 0 from the cache, 0 failed" in capsys.readouterr().out
     assert {"999-TINY.csv", "999-TINY.md", "999-TINY-summary.csv", "tiny-heart.csv"} <= {
         p.name for p in tmp_path.iterdir()
     }
     assert main(args) == 0
-    assert "cells: 0 run, 2 from the cache, 0 failed" in capsys.readouterr().out
+    assert "cells: 0 ran, 2 from the cache, 0 failed" in capsys.readouterr().out
     config = tmp_path / "runner.toml"
     config.write_text(f'[runner]\nscheduler = "sequential"\ncache_dir = "{tmp_path / "c2"}"\n')
     assert main(["reproduce", "999-TINY", "--config", str(config), "--output", str(tmp_path)]) == 0
-    assert "cells: 2 run, 0 from the cache, 0 failed" in capsys.readouterr().out
+    assert "cells: 2 ran, 0 from the cache, 0 failed" in capsys.readouterr().out
     assert len(list((tmp_path / "c2").glob("*.json"))) == 2
     assert main(["reproduce", "list"]) == 0
     out = capsys.readouterr().out
@@ -217,11 +217,11 @@ def test_cli_time_limit_reports_what_finished_and_the_rerun_goes_on(tmp_path, mo
         args = ["reproduce", "tiny-heart-t", "--sequential", "--output", str(tmp_path)]
         assert main([*args, "--time-limit", "1.5s"]) == 0  # deadline 2.5: one cell starts
     out = capsys.readouterr().out
-    assert "cells: 1 run, 0 from the cache, 0 failed" in out
+    assert "cells: 1 ran, 0 from the cache, 0 failed" in out
     assert "time limit reached: 1 cells not run (left out of the report)" in out
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "cells: 1 run, 1 from the cache, 0 failed" in out and "not run" not in out
+    assert "cells: 1 ran, 1 from the cache, 0 failed" in out and "not run" not in out
     assert main([*args, "--time-limit", "1h", "--cached-only"]) == 2
     assert "cannot go with --cached-only" in capsys.readouterr().err
     with pytest.raises(SystemExit):
@@ -280,12 +280,12 @@ def test_cli_datasets_selection_runs_the_full_protocols_cells(tmp_path, monkeypa
     two = _two_dataset_protocol(monkeypatch, "tiny-two", "999-TWO")
     base = ["reproduce", "999-TWO", "--sequential", "--output", str(tmp_path)]
     assert main([*base, "--datasets", "heart"]) == 0
-    assert "cells: 2 run, 0 from the cache, 0 failed" in capsys.readouterr().out
+    assert "cells: 2 ran, 0 from the cache, 0 failed" in capsys.readouterr().out
     with open(tmp_path / "tiny-two.csv") as f:
         assert {row["dataset"] for row in csv.DictReader(f)} == {"heart"}
     # the whole protocol afterwards reuses heart's cells: a split run adds up to the whole
     assert main(base) == 0
-    assert "cells: 2 run, 2 from the cache, 0 failed" in capsys.readouterr().out
+    assert "cells: 2 ran, 2 from the cache, 0 failed" in capsys.readouterr().out
     with pytest.raises(ValueError, match="none of the datasets"):
         two.only(["sonar"])
     assert main([*base, "--datasets", "sonar"]) == 2
@@ -313,7 +313,7 @@ def test_cli_cached_only_reports_the_finished_cells_alone(tmp_path, monkeypatch,
     capsys.readouterr()
     assert main([*base, "--cached-only"]) == 0
     out = capsys.readouterr().out
-    assert "cells: 0 run, 2 from the cache, 0 failed" in out
+    assert "cells: 0 ran, 2 from the cache, 0 failed" in out
     assert "cells not computed yet (left out of the report): 0" in out
     with open(tmp_path / "tiny-cached.csv") as f:
         assert {row["dataset"] for row in csv.DictReader(f)} == {"australian"}

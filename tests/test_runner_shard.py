@@ -72,7 +72,7 @@ def test_cli_shard_runs_its_part_and_says_how_to_merge(tmp_path, monkeypatch, ca
     args = ["reproduce", protocol.name, "--sequential", "--output", str(tmp_path)]
     assert main([*args, "--shard", "2/3"]) == 0
     out = capsys.readouterr().out
-    assert "cells: 1 run, 0 from the cache, 0 failed" in out
+    assert "cells: 1 ran, 0 from the cache, 0 failed" in out
     assert "3 cells not run (left out of the report): those of the other parts" in out
     assert "--cached-only" in out
     for bad in ("3/2", "0/2", "2", "a/b", "1/2/3"):

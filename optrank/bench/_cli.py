@@ -65,6 +65,9 @@ def cmd_bench(args) -> int:
                 f"{case.description}"
             )
         return 0
+    from optrank.cli import check_output_dir
+
+    check_output_dir(args.output, "--output")  # before the timings, not after them
     cases = args.cases or [name for name in CASES if not name.endswith("-smoke")]
     result = run_bench(
         cases,

@@ -191,8 +191,28 @@ def to_binary(spec: DatasetSpec, labels: np.ndarray, protocol: str | None) -> np
         raise ValueError(f"dataset {spec.name!r}: labels {unknown} have no class code")
     try:
         return apply_protocol(codes, protocol)
-    except ValueError:  # e.g. "one_vs_rest:van": the protocol may name an original label
-        return apply_protocol(labels, protocol)
+    except ValueError as on_codes:  # e.g. "one_vs_rest:van" names an original label
+        try:
+            return apply_protocol(labels, protocol)
+        except ValueError:
+            if not _on_codes(protocol):
+                raise
+            codes_text = ", ".join(f"{k}={v}" for k, v in spec.class_codes.items())
+            raise ValueError(f"dataset {spec.name!r}, whose classes the protocols see as the "
+                             f"codes {codes_text}: {on_codes}") from None
+
+
+def _on_codes(protocol: str) -> bool:
+    """A protocol that works on the class codes: one without a parameter, or with a
+    number (``"le:4"``, ``"one_vs_rest:9"``); ``"one_vs_rest:van"`` names a label. Its
+    error is the one to report, not that of the retry on the original labels ("compares
+    numeric labels; found <U4 labels")."""
+    _, _, param = str(protocol).partition(":")
+    try:
+        float(param or 0)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_split(spec: DatasetSpec, split: str | None) -> str:

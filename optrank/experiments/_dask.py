@@ -25,7 +25,8 @@ def dask_client(
     ``scheduler`` is ``"local"`` (or None) for a LocalCluster of ``workers`` workers with
     one thread each (default: one per core), or a scheduler address such as
     ``"tcp://10.0.0.5:8786"``. The LocalCluster is closed on exit; a remote cluster is
-    left running.
+    left running. A scheduler that cannot be reached (within Dask's
+    ``distributed.comm.timeouts.connect``) is a ``ConnectionError`` naming its address.
     """
     from distributed import Client, LocalCluster
 
@@ -43,7 +44,12 @@ def dask_client(
         finally:
             cluster.close()
     else:
-        with Client(scheduler) as client:
+        try:  # only the connection: an OSError of the work inside is not about the address
+            client = Client(scheduler)
+        except OSError as exc:
+            raise ConnectionError(f"cannot reach the Dask scheduler {scheduler}: {exc} (is it "
+                                  "running, and is the address its 'Scheduler at' line?)") from exc
+        with client:
             yield client
 
 

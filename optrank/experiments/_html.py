@@ -191,8 +191,11 @@ def build_report(
     Report with the HTML path, the PNG paths and the reasons of skipped figures.
     """
     root = Path(results_dir)
-    res = read_results(root)
     html_path = Path(output) if output is not None else root / "report.html"
+    if html_path.is_dir():  # before the figures are drawn, not at the last write
+        raise IsADirectoryError(f"report output {html_path} is a folder; give the HTML "
+                                f"file's path (e.g. {html_path / 'report.html'})")
+    res = read_results(root)
     fig_dir = html_path.parent / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
     report, embedded = Report(html_path), []

@@ -42,8 +42,28 @@ def _pm(mean: float, std: float) -> str:
     return f"{mean:.4f}" if np.isnan(std) else f"{mean:.4f} ± {std:.4f}"
 
 
-def to_markdown(protocol: Protocol, summary: list[dict], rows: list[dict]) -> str:
-    """A table a person reads: ours beside the paper's, then what did not run and why."""
+NOT_RUN_REASON = ("not run: stopped by a time limit, left to another shard, or not in the "
+                  "cache (a cached-only report); the same command again goes on from the cache")
+"""Why a cell of the protocol has no row, where the caller does not say (the command line
+knows which of these applied, and says it)."""
+
+
+def cells_not_run(protocol: Protocol, rows: list[dict]) -> dict[str, tuple[int, int]]:
+    """Per dataset of the protocol: (cells without a row, cells of the protocol), for the
+    datasets with some cells not run (a failed cell has a row)."""
+    from optrank.experiments._runner import cells  # the runner imports this module
+
+    expected: dict[str, int] = {}
+    for cell in cells(protocol):
+        expected[cell.dataset.name] = expected.get(cell.dataset.name, 0) + 1
+    done = {name: sum(r["dataset"] == name for r in rows) for name in expected}
+    return {name: (n - done[name], n) for name, n in expected.items() if done[name] < n}
+
+
+def to_markdown(protocol: Protocol, summary: list[dict], rows: list[dict],
+                not_run_reason: str | None = None) -> str:
+    """A table a person reads: ours beside the paper's, then what did not run and why
+    (``not_run_reason``: why cells have no row, default :data:`NOT_RUN_REASON`)."""
     lines = [
         f"# {protocol.name} ({protocol.table_id})",
         "",
@@ -64,7 +84,10 @@ def to_markdown(protocol: Protocol, summary: list[dict], rows: list[dict]) -> st
             f"{s['cells']} |"
         )
     failed = [s for s in summary if s["failed"]]
-    if failed:
+    missing = cells_not_run(protocol, rows)
+    if failed or missing:
         lines += ["", "## Not run / failed", ""]
         lines += [f"- {s['dataset']}: {s['failed']} cell(s) failed: {s['error']}" for s in failed]
+        lines += [f"- {name}: {k} of {n} cell(s) {not_run_reason or NOT_RUN_REASON}"
+                  for name, (k, n) in missing.items()]
     return "\n".join(lines) + "\n"

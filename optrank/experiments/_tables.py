@@ -28,6 +28,7 @@ import numpy as np
 
 from optrank.experiments._protocol import Protocol
 from optrank.experiments._reference import _rows, reference_dir, reference_value
+from optrank.experiments._report import NOT_RUN_REASON, cells_not_run
 from optrank.experiments._runner import RunResult, cells, write_csv
 
 QUICK_NOTE = (
@@ -241,7 +242,10 @@ def table_markdown(
     missing: list[tuple[str, str, str]],
     results: dict[str, RunResult],
     quick: bool,
+    not_run_reason: str | None = None,
 ) -> str:
+    """The table report; ``not_run_reason`` says why cells of the run have no row
+    (default :data:`optrank.experiments._report.NOT_RUN_REASON`)."""
     caption = _captions().get(table_id, "")
     methods = list(dict.fromkeys(s["method"] for s in summary))
     metric = protocols[0].reference_metric
@@ -275,6 +279,12 @@ def table_markdown(
             f"- {r['method']} / {r['dataset']} rep {r['repetition']} fold {r['fold']}: {r['error']}"
             for r in failed
         ]
+    cells_missing = [(p.reference_method or p.name, name, k, n) for p in protocols
+                     for name, (k, n) in cells_not_run(p, results[p.name].rows).items()]
+    if cells_missing:  # else a dataset reads "n/a" with "cells 0" and no word of why
+        lines += ["", "## Cells not run", ""]
+        lines += [f"- {m} / {d}: {k} of {n} cell(s) {not_run_reason or NOT_RUN_REASON}"
+                  for m, d, k, n in cells_missing]
     if missing:
         lines += ["", "## Paper rows not run", "", "| dataset | method | reason |", "|---|---|---|"]
         lines += [f"| {d} | {m} | {why} |" for d, m, why in missing]
@@ -288,14 +298,17 @@ def write_table_report(
     output_dir: str | Path | None,
     all_protocols,
     quick: bool = False,
+    not_run_reason: str | None = None,
 ):
-    """Rows CSV ``<table_id>.csv``, summary ``<table_id>-summary.csv`` and ``<table_id>.md``."""
+    """Rows CSV ``<table_id>.csv``, summary ``<table_id>-summary.csv`` and ``<table_id>.md``
+    (``not_run_reason``: why cells of the run have no row, as :func:`table_markdown`)."""
     import csv
 
     full = {p.name: p for p in all_protocols}
     summary = summary_rows(table_id, protocols, results, full)
     missing = not_run(table_id, protocols, all_protocols)
-    markdown = table_markdown(table_id, protocols, summary, missing, results, quick)
+    markdown = table_markdown(table_id, protocols, summary, missing, results, quick,
+                              not_run_reason)
     paths = {}
     if output_dir is not None:
         out = Path(output_dir)
