@@ -310,10 +310,13 @@ def cmd_fit(args) -> int:
 
 
 def _print_pairs(model, k: int) -> None:
-    """The k largest pair duals, with margin and slack where ``top_pairs`` gives a margin."""
+    """The k largest pair duals, with margin and slack where ``top_pairs`` gives a margin
+    (after the count of support pairs; ``k = 0``, ``show_pairs = 0``, prints the count alone)."""
     duals = model.duals_
     n_support = int(np.count_nonzero(duals > 1e-9))
     print(f"pairs      {duals.size} pair rows, {n_support} with a nonzero dual (support pairs)")
+    if k == 0:  # no header over an empty list
+        return
     top = model.top_pairs(k)
     margins = bool(top) and len(top[0]) == 4
     print("largest pair duals (train row of the positive, of the negative, dual"
@@ -383,8 +386,10 @@ def _evaluation_data(args, recorded: dict | None) -> tuple[DataConfig, str]:
         source = args.config or DEFAULT_CONFIG.name
         return _config(args).data, (f"split and scaling of {source}: the model does not record "
                                     "the split it was fit on")
-    fit_data = config_from_dict({"data": {k: v for k, v in recorded.items() if v is not None}},
-                                source=f"{args.model} metadata").data
+    recorded = {k: v for k, v in recorded.items() if v is not None}
+    if recorded.get("test_name"):  # every field is saved, test_size's unused default too
+        recorded.pop("test_size", None)
+    fit_data = config_from_dict({"data": recorded}, source=f"{args.model} metadata").data
     asked = load_config(args.config).data if args.config else fit_data
     asked = dataclasses.replace(asked, **({"name": args.dataset} if args.dataset else {}))
     # the same dataset under another accepted spelling ("yeast3" for "keel:yeast3")
@@ -403,14 +408,33 @@ def _evaluation_data(args, recorded: dict | None) -> tuple[DataConfig, str]:
 def cmd_datasets(args) -> int:
     from optrank.data import list_datasets
 
-    if args.data_dir is not None and not Path(args.data_dir).is_dir():
-        raise FileNotFoundError(f"data directory {args.data_dir} does not exist")
+    _check_listed_data_dir(args.data_dir)
     rows = list_datasets(args.data_dir)
     print(f"{'name':42s} {'n':>8s} {'d':>6s} {'positives':>9s}  {'splits':18s} present")
     for r in rows:
         _print(f"{r.name:42s} {r.n or 0:8d} {r.d or 0:6d} {r.n_positive or 0:9d}  "
               f"{','.join(r.splits):18s} {'yes' if r.present else 'no'}")
     return 0
+
+
+def _check_listed_data_dir(data_dir: str | None) -> None:
+    """A data folder named by --data-dir or ``OPTRANK_DATA`` must exist: else every
+    dataset would be listed as absent, and a misspelt path would look like missing data.
+    The default folder (nothing set) may be absent, as in a fresh clone: the listing
+    still names every dataset and shows the embedded heart present (docs/data.md), so it
+    is a warning there."""
+    from optrank.data._paths import DATA_ENV, data_home
+
+    root = data_home(data_dir)
+    if root.is_dir():
+        return
+    if data_dir is not None or os.environ.get(DATA_ENV):
+        origin = "--data-dir" if data_dir is not None else f"the {DATA_ENV} environment variable"
+        raise FileNotFoundError(f"data directory {root} (from {origin}) does not exist; give "
+                                "the folder holding MANIFEST.json")
+    print(f"optrank: warning: the default data directory {root} does not exist, so only the "
+          f"embedded heart is present; set {DATA_ENV} or --data-dir to the folder holding "
+          "MANIFEST.json", file=sys.stderr)
 
 
 def _print(line: str) -> None:

@@ -7,7 +7,8 @@ is refused for an estimator that takes no solver::
 
     [data]
     name = "heart"            # any name of optrank.data.list_datasets()
-    test_size = 0.25
+    test_size = 0.25          # held-out share (or test_name = "a9a": that dataset's
+                              # test split, and no test_size)
     random_state = 0
     standardize = true
     missing = "error"         # rows with missing values: "error", "drop", "impute-mean"
@@ -149,6 +150,10 @@ def load_config(path: str | Path) -> Config:
                 break
     if not path.is_file():
         presets = ", ".join(sorted(p.stem for p in MODEL_PRESET_DIR.glob("*.toml")))
+        if path.is_dir():  # "does not exist" would send the user looking for a typo
+            raise IsADirectoryError(f"config file {path} is a folder; give a TOML file in it "
+                                    f"(e.g. {path / 'config.toml'}) or a model preset by "
+                                    f"name: {presets}")
         raise FileNotFoundError(f"config file {str(path)!r} does not exist (model presets "
                                 f"by name: {presets})")
     with path.open("rb") as f:
@@ -156,6 +161,9 @@ def load_config(path: str | Path) -> Config:
             data = tomllib.load(f)
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"{path}: invalid TOML: {exc}") from exc
+        except UnicodeDecodeError as exc:  # e.g. saved as Latin-1 or UTF-16: name the file
+            raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); a "
+                             "config file must be UTF-8 TOML: save it as UTF-8") from exc
     return config_from_dict(data, source=str(path))
 
 
@@ -217,6 +225,10 @@ def _check_values(name: str, values: dict, where: str) -> None:
         if values.get("missing", "error") not in MISSING_POLICIES:
             raise ValueError(f"{where}: missing must be one of {MISSING_POLICIES}, got "
                              f"{values['missing']!r}")
+        if values.get("test_name") and "test_size" in values:  # it would be ignored
+            raise ValueError(f"{where}: test_size {values['test_size']!r} holds out part of "
+                             f"the data, but test_name {values['test_name']!r} scores on that "
+                             "dataset's test split instead; remove one of them")
     if name == "runner":
         if values.get("workers") is not None and values["workers"] < 1:
             raise ValueError(f"{where}: workers must be >= 1, got {values['workers']}")

@@ -4,13 +4,15 @@ Per (case, size, learner): ``repeats`` fits on the same standardised training su
 The first fit is a warm-up, reported apart as ``first_s`` (it includes JAX compilation
 and first-call imports); ``fit_s`` is the median of the other fits (of the one fit when
 ``repeats == 1``). Test AUC is that of the last fit on the case's fixed test part;
-``ratio`` is the median divided by the fastest peer's median at the same case and size.
+``ratio`` is the median divided by the fastest peer's median at the same case and size
+(NaN in the rows and the CSV where no peer ran, "-" in the table).
 """
 
 from __future__ import annotations
 
 import csv
 import logging
+import math
 import os
 import statistics
 import time
@@ -242,7 +244,18 @@ def format_markdown(rows: list[dict], device: str, repeats: int) -> str:
     for r in rows:
         lines.append(
             f"| {r['case']} | {r['n_train']:,} | {r['n_test']:,} | {r['d']} | {r['learner']} "
-            f"| {r['kind']} | {r['fit_s']:.3f} | {r['first_s']:.3f} | {r['ratio']:.2f} "
+            f"| {r['kind']} | {r['fit_s']:.3f} | {r['first_s']:.3f} | {_ratio_cell(r['ratio'])} "
             f"| {r['test_auc']:.4f} |"
         )
+    if any(math.isnan(r["ratio"]) for r in rows):
+        lines += ["", f"{NO_PEER_NOTE} (e.g. --learners named optrank learners only)"]
     return "\n".join(lines)
+
+
+NO_PEER_NOTE = "ratio -: no peer run at that case and size"
+
+
+def _ratio_cell(ratio: float) -> str:
+    """The ratio as the table shows it: "-" where no peer ran (NaN in the row), since
+    "nan" reads as a failed measurement."""
+    return "-" if math.isnan(ratio) else f"{ratio:.2f}"

@@ -124,7 +124,15 @@ def _spec_from_profile(path: Path) -> SolverSpec:
     if not path.is_file():
         raise ValueError(f"solver profile {str(path)!r} does not exist")
     with path.open("rb") as f:
-        data = tomllib.load(f)
+        try:
+            data = tomllib.load(f)
+        # tomllib's messages give a line and column but not the file, and a profile is
+        # often reached by name (solvers/*.toml) or from a config file's [solver] profile
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"solver profile {path}: invalid TOML: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"solver profile {path}: not UTF-8 text ({exc.reason} at byte "
+                             f"{exc.start}); a profile must be UTF-8 TOML") from exc
     return _spec_from_dict(data, label=path.stem)
 
 
