@@ -49,6 +49,11 @@ class PairSet:
     weight: np.ndarray | None = None
 
     def __post_init__(self):
+        # lists (PairSet([0, 1], [2, 3])) failed later with "'list' object has no
+        # attribute 'shape'": take any array-like; an empty one is an empty integer array
+        for name in ("pos", "neg"):
+            idx = np.asarray(getattr(self, name))
+            object.__setattr__(self, name, idx.astype(np.int64) if idx.size == 0 else idx)
         if self.pos.shape != self.neg.shape or self.pos.ndim != 1:
             raise ValueError("pos and neg must be aligned one-dimensional index arrays")
         for name, idx in (("pos", self.pos), ("neg", self.neg)):
@@ -60,7 +65,11 @@ class PairSet:
         if np.any((self.pos == -1) & (self.neg == -1)):
             raise ValueError("a pair of two zero vectors (-1, -1) ranks nothing")
         if self.weight is not None:
-            w = np.asarray(self.weight, dtype=np.float64)
+            try:
+                w = np.asarray(self.weight, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"pair weights must be numbers: {exc}") from exc
+            object.__setattr__(self, "weight", w)
             if w.shape != self.pos.shape:
                 raise ValueError(f"pair weights have shape {w.shape}, expected {self.pos.shape}")
             if np.any(~np.isfinite(w)) or np.any(w < 0):

@@ -20,6 +20,23 @@ from optrank.solvers._inspect import support_pairs
 from optrank.solvers._registry import solve
 from optrank.solvers._solution import Solution, SolverError, Status
 
+DUAL_TIE_TOL = 1e-7  # as support_pairs: relative to the largest dual
+
+
+def _dual_ranks(duals: np.ndarray) -> np.ndarray:
+    """A sort key, largest dual first, equal for duals that differ by at most
+    ``DUAL_TIE_TOL * max |dual|`` from the next larger one (a run of such steps is one
+    group: no rounding grid that could split two nearly equal duals)."""
+    duals = np.asarray(duals, dtype=np.float64)
+    if not duals.size:
+        return np.zeros(0, dtype=np.int64)
+    tol = DUAL_TIE_TOL * float(np.max(np.abs(duals)))
+    order = np.argsort(-duals, kind="stable")
+    steps = np.diff(-duals[order]) > tol
+    ranks = np.empty(duals.size, dtype=np.int64)
+    ranks[order] = np.concatenate([[0], np.cumsum(steps)])
+    return ranks
+
 
 class RankSVM(RankerMixin, BaseEstimator):
     """Linear RankSVM over all positive-negative pairs, solved as an LP or QP.
@@ -142,12 +159,18 @@ class RankSVM(RankerMixin, BaseEstimator):
     def top_pairs(self, k: int = 10) -> list[tuple[int, int, float, float]]:
         """The k pairs with the largest duals, most violated first among equal duals.
 
+        Duals within ``DUAL_TIE_TOL`` times the largest dual (the largest pair cost
+        ``C_pn``) of each other count as equal, so the order is the same whatever
+        backend solved the model: an interior-point solver leaves the thousands of
+        pairs at the bound ``C`` with duals about 1e-11 apart, which otherwise decided
+        the order before the margins did.
+
         Returns (positive train row, negative train row, dual, margin) tuples.
         """
         k = check_top_k(self, k)
         margins = getattr(self, "margins_", None)
         margins = np.zeros_like(self.duals_) if margins is None else margins
-        order = np.lexsort((margins, -self.duals_))[:k]
+        order = np.lexsort((margins, _dual_ranks(self.duals_)))[:k]
         return [(int(self.pairs_.pos[i]), int(self.pairs_.neg[i]), float(self.duals_[i]),
                  float(margins[i])) for i in order]
 

@@ -5,6 +5,14 @@ variable ``z``, and per row block at most three constraint objects (``A_lo @ z >
 ``A_up @ z <= up``, ``A_eq @ z == b`` over that block's finite bounds), never a loop
 over rows. Column bounds are two constraints on index sets of ``z``.
 
+Statuses: cvxpy's ``optimal_inaccurate`` is accepted only when the KKT residuals of
+the Program at the answer are within ``INACCURATE_TOL`` (relative, see
+``_inaccurate_is_acceptable``): SCS stopped at ``max_iters`` says it too, with an
+objective a third off and pair duals outside ``[0, C]``. A rejected one, and
+``user_limit``, become ``iteration_limit`` or ``time_limit`` by which limit stopped the
+solver (its own words where it gives them, else its iteration count and time against
+the limits), else ``numerical_error``.
+
 Dual signs (checked numerically, see ``tests/test_solvers_known_answers.py``): cvxpy's
 multiplier of ``A@z >= lo`` is ``>= 0`` and equals optrank's ``y``; of ``A@z <= up`` it
 is ``>= 0`` and optrank's ``y`` is its negative; of ``A@z == b`` cvxpy's Lagrangian
@@ -21,6 +29,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from optrank.solvers._inspect import kkt_residuals
 from optrank.solvers._program import Program
 from optrank.solvers._solution import Solution, Status
 
@@ -28,7 +37,7 @@ logger = logging.getLogger(__name__)
 
 _STATUS = {
     "optimal": Status.OPTIMAL,
-    "optimal_inaccurate": Status.OPTIMAL,
+    "optimal_inaccurate": Status.OPTIMAL,  # if its KKT residuals are small: see _extract
     "infeasible": Status.INFEASIBLE,
     "infeasible_inaccurate": Status.INFEASIBLE,
     "unbounded": Status.UNBOUNDED,
@@ -51,6 +60,11 @@ _NATIVE = {
     "threads": {"HIGHS": "threads"},
 }
 DEFAULT_METHOD = "CLARABEL"
+
+# largest relative KKT residual at which an ``optimal_inaccurate`` answer is kept: the
+# "reduced" feasibility tolerance Clarabel falls back to before it says inaccurate
+# (1e-4); SCS stopped after 200 iterations on the heart RankSVM dual was at 1e-2
+INACCURATE_TOL = 1e-4
 
 
 def _cvxpy():
@@ -112,16 +126,24 @@ class CvxpyBackend:
             prepare_threads(options.get("threads", 0))
             absorb_banner()  # cvxpy's Highs() would print it to stdout
         t1 = time.perf_counter()
+        error = _cvxpy().error
         try:
             problem.solve(solver=method, **kwargs)
-        except _cvxpy().error.SolverError as exc:
+        except error.SolverError as exc:
             status = Status.ERROR if "cannot solve" in str(exc) else Status.NUMERICAL_ERROR
             return self._failed(status, str(exc), method, build_time, t1)
+        except error.DCPError as exc:  # a non-convex objective: Program checks Q, but a
+            # failed solve is a Solution, so that the fallbacks of a solver list run
+            return self._failed(Status.ERROR, f"cvxpy refused the model as non-convex: {exc}",
+                                method, build_time, t1)
         except ValueError as exc:  # e.g. a QP handed to an LP-only solver
             return self._failed(Status.ERROR, str(exc), method, build_time, t1)
+        except TypeError as exc:  # a solver_options keyword the native solver does not take
+            return self._failed(Status.ERROR, f"cvxpy solver {method} refused its options: "
+                                f"{exc}", method, build_time, t1)
         stats = _timings(problem, build_time, time.perf_counter() - t1)
         stats.update(native_status=str(problem.status), method=method)
-        return self._extract(program, problem, z, rows, method, options, stats)
+        return self._extract(program, problem, z, rows, method, kwargs, stats)
 
     def build(self, program: Program):
         """The cvxpy Problem, its variable and the row constraints (block, kind, rows, con)."""
@@ -138,34 +160,109 @@ class CvxpyBackend:
             objective = objective + 0.5 * _quadratic(cp, program.Q, z)
         return cp.Problem(cp.Minimize(objective), constraints), z, rows
 
-    def _extract(self, program, problem, z, rows, method, options, stats) -> Solution:
+    def _extract(self, program, problem, z, rows, method, kwargs, stats) -> Solution:
         status = _STATUS.get(problem.status, Status.ERROR)
-        if status is Status.ITERATION_LIMIT and "time_limit" in options:
-            status = Status.TIME_LIMIT
         name = f"{self.name}:{method}"
+        message = str(problem.status)
+        if status is Status.ITERATION_LIMIT:  # user_limit: which limit?
+            status = _limit_hit(problem, method, kwargs, stats) or Status.ITERATION_LIMIT
         if status is not Status.OPTIMAL or z.value is None:
             status = Status.NUMERICAL_ERROR if status is Status.OPTIMAL else status
-            return Solution(status, backend=name, message=str(problem.status), stats=stats)
-        if problem.status == "optimal_inaccurate":
-            logger.warning("%s reported optimal_inaccurate", name)
+            return Solution(status, backend=name, message=message, stats=stats)
         zv = np.asarray(z.value, dtype=np.float64)
         y = _row_duals(program.n_rows, rows)
         col_dual = _reduced_costs(program, zv, y)
         stats["dual_objective"] = program.dual_objective(zv, y, col_dual)
-        return Solution(
+        solution = Solution(
             Status.OPTIMAL,
             objective=program.objective_value(zv),
             primal=program.split_cols(zv),
             dual=program.split_rows(y),
             col_dual=program.split_cols(col_dual),
             backend=name,
-            message=str(problem.status),
+            message=message,
             stats=stats,
         )
+        if problem.status != "optimal_inaccurate":
+            return solution
+        worst = _inaccurate_residual(program, solution)
+        stats["kkt_residual"] = worst
+        if worst <= INACCURATE_TOL:
+            logger.warning("%s reported optimal_inaccurate (relative KKT residual %.1e, "
+                           "accepted)", name, worst)
+            return solution
+        status = _limit_hit(problem, method, kwargs, stats) or Status.NUMERICAL_ERROR
+        message = (f"optimal_inaccurate with a relative KKT residual of {worst:.1e}, above "
+                   f"{INACCURATE_TOL:g}: not an optimum"
+                   + ("" if status is Status.NUMERICAL_ERROR else
+                      f"; the solver stopped at its {status.value.replace('_', ' ')}"))
+        return Solution(status, backend=name, message=message, stats=stats)
 
     def _failed(self, status, message, method, build_time, t1) -> Solution:
         stats = {"build_time": build_time, "solve_time": time.perf_counter() - t1 if t1 else 0.0}
         return Solution(status, backend=f"{self.name}:{method}", message=message, stats=stats)
+
+
+def _inaccurate_residual(program: Program, solution: Solution) -> float:
+    """The largest KKT residual of ``solution``, each relative to its scale: bound
+    violations to ``1 + max |finite bound|``, stationarity and dual signs to
+    ``1 + max |c|``, complementarity to ``1 + |objective|``; the gap is relative already."""
+    res = kkt_residuals(program, solution)
+    bounds = np.concatenate([program.row_lower, program.row_upper, program.col_lower,
+                             program.col_upper])
+    bounds = np.abs(bounds[np.isfinite(bounds)])
+    primal_scale = 1.0 + float(bounds.max(initial=0.0))
+    dual_scale = 1.0 + float(np.abs(program.c).max(initial=0.0))
+    return max(res["primal"] / primal_scale, res["stationarity"] / dual_scale,
+               res["dual_sign"] / dual_scale,
+               res["complementarity"] / (1.0 + abs(solution.objective)), res["gap"])
+
+
+def _limit_hit(problem, method: str, kwargs: dict, stats: dict) -> Status | None:
+    """Which limit stopped the solver: ``TIME_LIMIT``, ``ITERATION_LIMIT`` or None.
+
+    The solver's own words first (OSQP: "maximum iterations reached", "run time limit
+    reached"; SCS: "reached max_iters"); else its iteration count against the
+    iteration limit passed and its solve time against the time limit passed (Clarabel
+    says only ``user_limit``). A time limit merely being set does not make a stop a
+    time limit: OSQP stopped at ``max_iter`` after 169 s of a 600 s limit.
+    """
+    words = _native_words(problem).lower()
+    if "time" in words:
+        return Status.TIME_LIMIT
+    if "iter" in words:
+        return Status.ITERATION_LIMIT
+    solver_stats = getattr(problem, "solver_stats", None)
+    iters = getattr(solver_stats, "num_iters", None)
+    max_iter = _native_value(kwargs, "max_iter", method)
+    if iters is not None and max_iter is not None and iters >= max_iter:
+        return Status.ITERATION_LIMIT
+    elapsed = getattr(solver_stats, "solve_time", None) or stats.get("solve_time", 0.0)
+    time_limit = _native_value(kwargs, "time_limit", method)
+    # 0.9: a solver's own clock may start after cvxpy's (setup is not always counted)
+    if time_limit is not None and elapsed >= 0.9 * time_limit:
+        return Status.TIME_LIMIT
+    return None
+
+
+def _native_words(problem) -> str:
+    """The native solver's status text, where cvxpy keeps it (OSQP, SCS), else ''."""
+    extra = getattr(getattr(problem, "solver_stats", None), "extra_stats", None)
+    if isinstance(extra, dict):
+        info = extra.get("info")
+        return str(info.get("status", "")) if isinstance(info, dict) else ""
+    info = getattr(extra, "info", None)
+    return str(getattr(info, "status", "") or "")
+
+
+def _native_value(kwargs: dict, key: str, method: str) -> float | None:
+    """The value of the generic option ``key`` among the keywords passed to the solver
+    (set as an optrank option or under its native name in ``solver_options``)."""
+    native = _NATIVE[key].get(method)
+    for name in native if isinstance(native, tuple) else (native,):
+        if name is not None and isinstance(kwargs.get(name), (int, float)):
+            return float(kwargs[name])
+    return None
 
 
 def _timings(problem, build_time: float, wall: float) -> dict:

@@ -265,6 +265,7 @@ def recover(p: Program, d: Program, m: DualMap, sol: Solution) -> Solution:
         col_dual=p.split_cols(col_dual),
         backend=sol.backend,
         form="dual",
+        message=sol.message,  # e.g. cvxpy's "optimal_inaccurate", accepted on its residuals
         stats=stats,
     )
 
@@ -275,6 +276,7 @@ def solve_in_form(backend, program: Program, options: dict, form: str) -> Soluti
     if chosen == "primal":
         sol = backend.solve(program, options)
         sol.form = "primal"
+        sol.stats.setdefault("qp", program.is_qp)  # SolverError's advice offers no dual form
         return sol
     t0 = time.perf_counter()
     dual, dmap = dualize(program)

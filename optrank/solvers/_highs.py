@@ -223,7 +223,9 @@ class HighsBackend:
         if status is not Status.OPTIMAL:
             message = stats["native_status"]
             if program.is_qp and status is Status.NUMERICAL_ERROR:
-                message += "; HiGHS's QP solver fails on large convex QPs: use 'cvxpy:CLARABEL'"
+                # not "large" nor "convex": this run only says the QP solver gave up
+                message += ("; HiGHS's QP solver gave up (it fails on some convex QPs, e.g. "
+                            "RankSVM QPs of a few thousand pairs): try 'cvxpy:CLARABEL'")
             return Solution(status, backend=self.name, message=message, stats=stats)
         sol = h.getSolution()
         z = np.asarray(sol.col_value)
@@ -258,13 +260,18 @@ def _pass_lp(h, hp, program: Program) -> None:
     )
     if status.name not in ("kOk", "kWarning"):
         raise ValueError(f"HiGHS refused the model (passModel returned {status.name})"
-                         + _magnitude_hint(h, A.data, program.c))
+                         + magnitude_hint(h, program))
 
 
-def _magnitude_hint(h, *arrays) -> str:
-    """Why ``passModel`` refused a model, where the data say: an entry at or above HiGHS's
-    ``large_matrix_value`` / ``infinite_cost`` (1e15 / 1e20 by default: pair differences
-    of features like nanosecond timestamps), which it takes for an error, not a number."""
+def magnitude_hint(h, program: Program) -> str:
+    """Why HiGHS refuses a model, where the data say: an entry of ``A`` or ``c`` at or
+    above HiGHS's ``large_matrix_value`` (1e15 by default: pair differences of features
+    like nanosecond timestamps), which it takes for an error, not a number; '' if none.
+
+    The pyomo backend asks it before building (pyomo's HiGHS interface crashed on such a
+    model with an IndexError instead of reporting the refusal).
+    """
+    arrays = (program.A.data, program.c)
     top = max((float(np.max(np.abs(a))) for a in arrays if np.size(a)), default=0.0)
     limit = float(h.getOptionValue("large_matrix_value")[1])
     if top < limit:

@@ -26,12 +26,16 @@ class Program:
     Parameters
     ----------
     c : (n,) objective vector.
-    A : (m, n) scipy.sparse CSR constraint matrix.
-    row_lower, row_upper : (m,) row bounds (``-inf``/``inf`` allowed).
-    col_lower, col_upper : (n,) variable bounds.
-    Q : (n, n) symmetric PSD sparse matrix or None (an LP).
-    col_blocks, row_blocks : ordered name -> slice of columns / rows.
-    offset : constant added to the objective.
+    A : (m, n) constraint matrix (scipy.sparse CSR; any other sparse or dense
+        matrix, and lists for the vectors, are converted to float64).
+    row_lower, row_upper : (m,) row bounds; ``-inf`` (lower) / ``inf`` (upper) for none
+        (``+inf`` as a lower bound or ``-inf`` as an upper one is refused).
+    col_lower, col_upper : (n,) variable bounds, likewise.
+    Q : (n, n) symmetric positive semidefinite sparse matrix or None (an LP);
+        a matrix that is not PSD is refused (the objective must be convex).
+    col_blocks, row_blocks : ordered name -> slice of columns / rows; the slices tile
+        ``[0, n)`` / ``[0, m)`` in order.
+    offset : finite constant added to the objective.
     meta : free-form facts about the program that backends may read, e.g.
         ``{"form": "dual"}`` (picks the simplex method) or the model that built it.
 
@@ -61,6 +65,7 @@ class Program:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        self._coerce()
         m, n = self.A.shape
         for name, arr, size in (
             ("c", self.c, n),
@@ -71,8 +76,7 @@ class Program:
         ):
             if arr.shape != (size,):
                 raise ValueError(f"Program.{name} has shape {arr.shape}, expected ({size},)")
-        if np.any(self.row_lower > self.row_upper) or np.any(self.col_lower > self.col_upper):
-            raise ValueError("Program has a lower bound above its upper bound")
+        _check_bounds(self)
         _check_blocks(self.col_blocks, n, "column")
         _check_blocks(self.row_blocks, m, "row")
         if self.Q is not None and self.Q.shape != (n, n):
@@ -81,14 +85,33 @@ class Program:
                            ("Q", None if self.Q is None else self.Q.data)):
             if data is not None and not np.all(np.isfinite(data)):
                 raise ValueError(f"Program.{name} has NaN or inf entries")
-        for name in ("row_lower", "row_upper", "col_lower", "col_upper"):
-            if np.isnan(getattr(self, name)).any():
-                raise ValueError(f"Program.{name} has NaN entries")
+        if not np.isfinite(self.offset):
+            raise ValueError(f"Program.offset is {self.offset}: the objective's constant must "
+                             "be finite")
         if self.Q is not None and self.Q.nnz:
             asym = abs(self.Q - self.Q.T)
             if asym.nnz and asym.max() > 1e-12 * max(1.0, abs(self.Q).max()):
                 raise ValueError("Program.Q must be symmetric (the objective is 1/2 z@Q@z; "
                                  "pass (Q + Q.T) / 2 for a non-symmetric matrix)")
+            _check_psd(self.Q)
+
+    def _coerce(self) -> None:
+        """Arrays as float64 ndarrays and ``A``/``Q`` as CSR, as ``from_blocks`` makes
+        them: a Program built directly from lists or a dense ``A`` failed later in a
+        backend (``'list' object has no attribute 'shape'``). No copy when they already are."""
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        for name in ("c", "row_lower", "row_upper", "col_lower", "col_upper"):
+            put(name, _float_array(getattr(self, name), name))
+        for name in ("A", "Q"):
+            value = getattr(self, name)
+            if value is not None and not (sp.isspmatrix_csr(value) and value.dtype == np.float64):
+                put(name, _csr(value, name))
+        try:
+            put("offset", float(self.offset))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"Program.offset must be a number, got {self.offset!r}") from exc
 
     @classmethod
     def from_blocks(
@@ -169,15 +192,106 @@ def _bound_term(dual: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float
     return float(np.sum(dual[finite] * bound[finite]))
 
 
+def _float_array(value, name: str) -> np.ndarray:
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Program.{name} must be an array of numbers: {exc}") from exc
+
+
+def _csr(value, name: str) -> sp.csr_matrix:
+    """A sparse or dense (array, nested list) matrix as float64 CSR."""
+    try:
+        if sp.issparse(value):
+            return sp.csr_matrix(value, dtype=np.float64)
+        dense = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Program.{name} must be a matrix of numbers: {exc}") from exc
+    if dense.ndim != 2:
+        raise ValueError(f"Program.{name} must be two-dimensional, got shape {dense.shape}")
+    return sp.csr_matrix(dense)
+
+
+def _check_bounds(p: Program) -> None:
+    """Lower bounds below upper ones, no NaN, and no bound infinite on the wrong side: a
+    lower bound of ``+inf`` or an upper one of ``-inf`` is no bound at all, and backends
+    disagreed on it (HiGHS refused it, the dual form and Clarabel said optimal, 0)."""
+    for name, wrong in (("row_lower", INF), ("col_lower", INF),
+                        ("row_upper", -INF), ("col_upper", -INF)):
+        values = getattr(p, name)
+        if np.isnan(values).any():
+            raise ValueError(f"Program.{name} has NaN entries")
+        bad = np.flatnonzero(values == wrong)
+        if bad.size:
+            side = "lower" if wrong > 0 else "upper"
+            raise ValueError(f"Program.{name}[{int(bad[0])}] is {wrong}: an infinite {side} "
+                             f"bound must be {-wrong} (no bound); {bad.size} such entries")
+    if np.any(p.row_lower > p.row_upper) or np.any(p.col_lower > p.col_upper):
+        raise ValueError("Program has a lower bound above its upper bound")
+
+
+def _check_psd(Q: sp.csr_matrix) -> None:
+    """Refuse a Q that is not positive semidefinite (the objective would be non-convex:
+    cvxpy raised DCPError, HiGHS's QP solver failed with a misleading message).
+
+    Cheap in the common case: a diagonal Q (every RankSVM QP) or a diagonally dominant
+    one with a non-negative diagonal is PSD by Gershgorin's theorem. Otherwise the
+    smallest eigenvalue of Q restricted to the columns it touches is computed, densely
+    up to ``_DENSE_PSD`` such columns, else by ARPACK (accepted when it does not
+    converge: the check is then left to the solver). Tolerance: an eigenvalue below
+    ``-1e-8 * max |eigenvalue|`` (rounding of a Gram matrix is far smaller).
+    """
+    diag = Q.diagonal()
+    scale = float(abs(Q).max())
+    if np.any(diag < -1e-12 * scale):
+        j = int(np.argmin(diag))
+        raise ValueError(f"Program.Q has a negative diagonal entry Q[{j}, {j}] = {diag[j]:.3g}: "
+                         "Q must be positive semidefinite (a convex objective)")
+    off = abs(Q - sp.diags(diag)).sum(axis=1).A1 if Q.nnz > np.count_nonzero(diag) else 0.0
+    if np.all(diag >= off):
+        return
+    active = np.flatnonzero(np.diff(Q.indptr))
+    sub = Q[active][:, active]
+    if active.size <= _DENSE_PSD:
+        eig = np.linalg.eigvalsh(sub.toarray())
+        low, top = float(eig[0]), float(np.abs(eig).max())
+    else:
+        from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
+        try:
+            low = float(eigsh(sub, k=1, which="SA", return_eigenvectors=False, maxiter=2000)[0])
+        except ArpackNoConvergence:
+            return
+        top = float(abs(sub).sum(axis=1).max())  # an upper bound of the spectral radius
+    if low < -1e-8 * top:
+        raise ValueError(f"Program.Q is not positive semidefinite (smallest eigenvalue "
+                         f"{low:.3g}): the objective 1/2 z@Q@z must be convex")
+
+
+_DENSE_PSD = 2000  # columns up to which Q's eigenvalues are computed densely (~1 s)
+
+
 def _slices(sizes: dict[str, int]) -> dict[str, slice]:
     out, start = {}, 0
     for name, size in sizes.items():
+        if int(size) != size or size < 0:
+            raise ValueError(f"block {name!r} has size {size}: sizes are integers >= 0")
         out[name] = slice(start, start + int(size))
         start += int(size)
     return out
 
 
 def _check_blocks(blocks: dict[str, slice], total: int, kind: str) -> None:
-    covered = sum(s.stop - s.start for s in blocks.values())
-    if covered != total:
-        raise ValueError(f"{kind} blocks cover {covered} of {total} {kind}s")
+    """Blocks are contiguous slices that tile ``[0, total)`` in order (a Solution splits
+    its vectors by them: overlapping or reversed slices handed back wrong arrays)."""
+    start = 0
+    for name, sl in blocks.items():
+        if not isinstance(sl, slice) or sl.step not in (None, 1):
+            raise ValueError(f"{kind} block {name!r} is {sl!r}: blocks are contiguous slices "
+                             "(Program.from_blocks builds them from sizes)")
+        if sl.start != start or sl.stop is None or sl.stop < sl.start:
+            raise ValueError(f"{kind} block {name!r} is {sl!r}, expected a slice starting at "
+                             f"{start}: blocks must tile the {total} {kind}s in order")
+        start = sl.stop
+    if start != total:
+        raise ValueError(f"{kind} blocks cover {start} of {total} {kind}s")

@@ -84,11 +84,16 @@ class PyomoBackend:
             return Solution(Status.INFEASIBLE, backend=self.name,
                             message=f"row {int(bad[0])} has no coefficients and its bounds "
                                     f"exclude 0 ({bad.size} such rows)")
+        native = _native_options(program, options)
+        hint = _check_native(native, program)
+        if hint:  # HiGHS refuses the model, and pyomo read that as optimal at z = 0
+            return Solution(Status.ERROR, backend=self.name,
+                            message="HiGHS would refuse the model" + hint)
         t0 = time.perf_counter()
         model = self.build(program)
         build_time = time.perf_counter() - t0
         t1 = time.perf_counter()
-        results = self._run(model, program, options)
+        results = self._run(model, options, native)
         stats = _timings(results, build_time, time.perf_counter() - t1)
         stats["native_status"] = results.termination_condition.name
         return self._extract(program, model, results, stats)
@@ -107,19 +112,9 @@ class PyomoBackend:
         model.objective = pyo.Objective(expr=_objective(program, zs))
         return model
 
-    def _run(self, model, program: Program, options: dict):
+    def _run(self, model, options: dict, native: dict):
         from pyomo.contrib.solver.solvers.highs import Highs
 
-        native = dict(options.get("solver_options") or {})
-        for key, hname in _HIGHS_OPTIONS.items():
-            if key in options:
-                native[hname] = options[key]
-        if "method" not in options and program.meta.get("form") == "dual":
-            native.setdefault("solver", "ipm")  # as the highs backend (see _highs.py)
-        if "tolerance" in options:
-            native["primal_feasibility_tolerance"] = options["tolerance"]
-            native["dual_feasibility_tolerance"] = options["tolerance"]
-        _check_native(native)
         kwargs = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
                   "tee": bool(options.get("verbose", False)), "solver_options": native}
         if "time_limit" in options:
@@ -132,6 +127,13 @@ class PyomoBackend:
         return Highs().solve(model, **kwargs)
 
     def _extract(self, program: Program, model, results, stats) -> Solution:
+        try:
+            return self._read(program, model, results, stats)
+        except (IndexError, KeyError) as exc:  # pyomo's loader on a model HiGHS did not hold
+            return Solution(Status.NUMERICAL_ERROR, backend=self.name, stats=stats,
+                            message=f"pyomo could not read HiGHS's solution ({exc!r})")
+
+    def _read(self, program: Program, model, results, stats) -> Solution:
         status = _STATUS.get(results.termination_condition.name, Status.ERROR)
         if status is not Status.OPTIMAL:
             return Solution(status, backend=self.name, message=stats["native_status"],
@@ -224,14 +226,31 @@ def _objective(program: Program, zs: list):
     return expr + quad
 
 
-def _check_native(native: dict) -> None:
+def _native_options(program: Program, options: dict) -> dict:
+    """The HiGHS options pyomo passes on: ``solver_options`` plus the generic ones."""
+    native = dict(options.get("solver_options") or {})
+    for key, hname in _HIGHS_OPTIONS.items():
+        if key in options:
+            native[hname] = options[key]
+    if "method" not in options and program.meta.get("form") == "dual":
+        native.setdefault("solver", "ipm")  # as the highs backend (see _highs.py)
+    if "tolerance" in options:
+        native["primal_feasibility_tolerance"] = options["tolerance"]
+        native["dual_feasibility_tolerance"] = options["tolerance"]
+    return native
+
+
+def _check_native(native: dict, program: Program) -> str:
     """Refuse a HiGHS option name or value that HiGHS itself refuses (pyomo passes them
     on and HiGHS would ignore them with a log line: ``method="interior-point"`` solved
     with the default method). Checked on a scratch ``highspy.Highs``, the library pyomo
-    drives."""
-    from optrank.solvers._highs import _highspy, quiet_highs
+    drives; on it the highs backend's magnitude check is run too: its hint ('' if
+    none) says why HiGHS would refuse the model (an entry of 1e16: pyomo then read
+    HiGHS's refusal as optimal at z = 0 and crashed reading the duals)."""
+    from optrank.solvers._highs import _highspy, magnitude_hint, quiet_highs
 
     h = quiet_highs()
     for name, value in native.items():
         if h.setOptionValue(name, value) == _highspy().HighsStatus.kError:
             raise ValueError(f"HiGHS refused option {name}={value!r} (pyomo backend)")
+    return magnitude_hint(h, program)

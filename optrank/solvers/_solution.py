@@ -35,9 +35,11 @@ _ADVICE = {
     "too tight for hard constraints)",
     Status.UNBOUNDED: "add a regularizer or bound the weights",
     Status.INFEASIBLE_OR_UNBOUNDED: "check the bounds, and add a regularizer",
-    Status.TIME_LIMIT: "raise the time_limit option, choose the dual form "
-    "(form='dual') or an interior-point profile ('highs-ipm')",
-    Status.ITERATION_LIMIT: "raise the iteration limit or try another method",
+    # {dual}: ", choose the dual form (form='dual')" where it applies (see _advice)
+    Status.TIME_LIMIT: "raise the time_limit option{dual} or use an interior-point "
+    "profile ('highs-ipm')",
+    Status.ITERATION_LIMIT: "raise the iteration limit (iteration_limit for highs, max_iter "
+    "for cvxpy){dual} or try another method",
     Status.NUMERICAL_ERROR: "standardise the features, or try another backend "
     "(e.g. solver='cvxpy:CLARABEL')",
 }
@@ -52,12 +54,21 @@ class SolverError(RuntimeError):
 
     @classmethod
     def from_solution(cls, solution: Solution) -> SolverError:
-        advice = _ADVICE.get(solution.status, "inspect solution.stats for the solver's report")
+        advice = _advice(solution)
         msg = (
             f"backend {solution.backend!r} ended with status {solution.status.value!r}"
             f"{' (' + solution.message + ')' if solution.message else ''}; try: {advice}"
         )
         return cls(msg, solution)
+
+
+def _advice(solution: Solution) -> str:
+    """What to try after ``solution``. The dual form is offered for a limit only when the
+    solve ran in primal form and was not a QP (a QP stays primal: see _dualize.py); it
+    was advised to solves already in dual form too."""
+    advice = _ADVICE.get(solution.status, "inspect solution.stats for the solver's report")
+    primal_lp = solution.form == "primal" and not solution.stats.get("qp", False)
+    return advice.format(dual=", choose the dual form (form='dual')" if primal_lp else "")
 
 
 @dataclass
