@@ -33,6 +33,7 @@ class Standardizer:
         if sp.issparse(X):
             X = sp.csr_matrix(X, dtype=np.float64)
             X.sum_duplicates()
+            _check_training(X, "Standardizer")
             n, d = X.shape
             mean = np.asarray(X.mean(axis=0)).ravel()
             # two passes over the stored values: E[x^2] - mean^2 loses the variance of a
@@ -44,6 +45,7 @@ class Standardizer:
             self.with_mean_ = False
         else:
             X = np.asarray(X, dtype=np.float64)
+            _check_training(X, "Standardizer")
             mean, var = X.mean(axis=0), X.var(axis=0)
             self.with_mean_ = True
         std = np.sqrt(np.maximum(var, 0.0))
@@ -92,6 +94,7 @@ class MinMaxScaler:
         if not low < high:
             raise ValueError(f"feature_range={self.feature_range} needs low < high")
         X = _dense(X)
+        _check_training(X, "MinMaxScaler")
         self.data_min_, self.data_max_ = X.min(axis=0), X.max(axis=0)
         return self
 
@@ -120,6 +123,31 @@ def _dense(X) -> np.ndarray:
     if X.ndim != 2:
         raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
     return X
+
+
+def _check_training(X, scaler: str) -> None:
+    """Refuse training data whose statistics would be NaN (or scalar) without a word: a
+    NaN or inf makes its column's mean NaN and every transformed value in it NaN, no rows
+    gives NaN statistics, 1-D input a scalar mean that fails later."""
+    if X.ndim != 2:
+        raise ValueError(f"{scaler}.fit: X must be two-dimensional (n, d), got shape "
+                         f"{X.shape}; reshape a single feature with X.reshape(-1, 1)")
+    if X.shape[0] == 0:
+        raise ValueError(f"{scaler}.fit: X has no rows (shape {X.shape}); fit on the "
+                         "training rows")
+    values = X.data if sp.issparse(X) else X
+    bad = ~np.isfinite(values)
+    if bad.any():
+        if sp.issparse(X):  # the first stored non-finite value, placed by row and column
+            k = int(np.argmax(bad))
+            row, col = int(np.searchsorted(X.indptr, k, side="right")) - 1, int(X.indices[k])
+        else:
+            row, col = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{scaler}.fit: X has {int(bad.sum())} non-finite values (NaN or inf), the first "
+            f"at row {row}, column {col}; load with missing='drop' or 'impute-mean' "
+            "(load, read_table, read_keel) or impute before scaling"
+        )
 
 
 def _check_fitted(scaler, attribute: str, X) -> None:

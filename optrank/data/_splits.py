@@ -21,7 +21,8 @@ def stratified_split(
         Labels (any values; each distinct value is a stratum).
     test_size
         Fraction in (0, 1) of each class going to the test set, or an int total
-        number of test samples (spread over classes in proportion).
+        number of test samples (spread over classes in proportion), met exactly; an int
+        that leaves a class of two or more without a row on one side is a ``ValueError``.
     random_state
         Seed or ``numpy.random.Generator``; same seed, same split.
 
@@ -38,6 +39,8 @@ def stratified_split(
     (5, 5, [-1, -1, -1, 1, 1])
     """
     y = np.asarray(y)
+    if y.size == 0:
+        raise ValueError("stratified_split: y is empty, there are no labels to split")
     fraction = _fraction(test_size, y.size)
     rng = np.random.default_rng(random_state)
     classes = np.unique(y)
@@ -91,17 +94,37 @@ def _test_counts(sizes: np.ndarray, fraction: float, test_size) -> np.ndarray:
 
     (Rounding each class on its own made the total drift: 3 test rows for
     ``test_size=4`` over three classes of 5, and one row off the papers' 25% test sizes
-    on about a third of the KEEL sets of paper 004.)
+    on about a third of the KEEL sets of paper 004.) An int total is kept exactly: the
+    rows the clip adds or removes are taken from or given to other classes; a fraction
+    keeps the clip's total (which may add a row), so published splits do not move.
     """
     n = int(sizes.sum())
     is_int = isinstance(test_size, int | np.integer) and not isinstance(test_size, bool)
     total = int(test_size) if is_int else int(math.ceil(fraction * n - 1e-9))
+    two = sizes >= 2
+    low, high = two.astype(np.int64), np.where(two, sizes - 1, sizes)
+    if is_int and not low.sum() <= total <= high.sum():
+        raise ValueError(
+            f"test_size={total} cannot keep each of the {int(two.sum())} classes of two or "
+            f"more on both sides of the split; an int test_size must lie between "
+            f"{int(low.sum())} and {int(high.sum())} here (or pass a fraction)"
+        )
     ideal = total * sizes / n
     counts = np.floor(ideal).astype(np.int64)
     order = np.argsort(-(ideal - counts), kind="stable")  # largest remainders first
     counts[order[: total - int(counts.sum())]] += 1
-    two = sizes >= 2
     counts[two] = np.clip(counts[two], 1, sizes[two] - 1)
+    return _rebalance(counts, ideal, low, high, total) if is_int else counts
+
+
+def _rebalance(counts, ideal, low, high, total: int) -> np.ndarray:
+    """Move single rows until ``counts`` sums to ``total`` within ``[low, high]``: a row
+    goes to the class furthest below its ideal share (or leaves the one furthest above).
+    At most one step per class the clip moved."""
+    while (gap := total - int(counts.sum())) != 0:
+        step = 1 if gap > 0 else -1
+        room = np.flatnonzero(counts < high if step > 0 else counts > low)
+        counts[room[np.argmax(step * (ideal[room] - counts[room]))]] += step
     return counts
 
 

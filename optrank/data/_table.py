@@ -27,10 +27,13 @@ def read_table(
     path
         File name; ``.bz2`` and ``.gz`` are decompressed transparently.
     label_col
-        Index of the label column (negative counts from the end).
+        Index of the label column (negative counts from the end); an index outside
+        ``[-width, width)`` is a ``ValueError``.
     delimiter
         ``None`` splits on any run of whitespace (spaces or tabs); otherwise the exact
         separator, e.g. ``","`` or ``"\\t"``. Tokens are stripped of spaces.
+        Rows that split into a single field (a comma file read with ``None``) are a
+        ``ValueError`` suggesting the separator.
     header
         Whether the first non-blank line is a header row to skip.
     drop_cols
@@ -64,6 +67,8 @@ def read_table(
         raise ValueError(f"{path}: no data rows")
     rows = [_split(line, delimiter) for line in lines]
     width = len(rows[0])
+    if width == 1:  # else X is (n, 0) and each whole line a string label, silently
+        raise ValueError(_one_field_message(path, lines[0], delimiter))
     bad = [i for i, r in enumerate(rows) if len(r) != width]
     if bad:
         raise ValueError(
@@ -71,8 +76,8 @@ def read_table(
             f"{len(rows[bad[0]])}, the first row has {width}"
         )
     cells = np.array(rows, dtype=str)
-    label_idx = label_col % width
-    drop = {label_idx, *(c % width for c in drop_cols)}
+    label_idx = _column(label_col, width, "label_col", path)
+    drop = {label_idx, *(_column(c, width, "drop_cols", path) for c in drop_cols)}
     keep = [c for c in range(width) if c not in drop]
     absent = np.flatnonzero(np.isin(cells[:, label_idx], list(MISSING_TOKENS)))
     if absent.size:  # a missing label would be read as a class of its own (or all -1)
@@ -87,6 +92,26 @@ def _split(line: str, delimiter: str | None) -> list[str]:
     if delimiter is None:
         return line.split()
     return [tok.strip() for tok in line.split(delimiter)]
+
+
+_SEPARATORS = {",": '","', ";": '";"', "\t": '"\\t"', "|": '"|"'}
+"""Separators to suggest when a table splits into one field, as the user would type them."""
+
+
+def _one_field_message(path: Path, line: str, delimiter: str | None) -> str:
+    found = next((sep for sep in _SEPARATORS if sep in line), ",")
+    split_on = "whitespace" if delimiter is None else repr(delimiter)
+    return (f"{path}: rows split into one field on {split_on}, so there would be a label and "
+            f"no features; pass the file's separator, e.g. delimiter={_SEPARATORS[found]}")
+
+
+def _column(index: int, width: int, name: str, path: Path) -> int:
+    """``index`` in ``[-width, width)`` as a column number; wrapping a larger index
+    modulo ``width`` would silently pick another column."""
+    if not -width <= index < width:
+        raise ValueError(f"{path}: {name} index {index} is outside the table's {width} columns "
+                         f"(valid: {-width} to {width - 1})")
+    return index % width
 
 
 def _labels(column: np.ndarray) -> np.ndarray:

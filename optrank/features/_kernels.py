@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from sklearn.utils.extmath import row_norms, safe_sparse_dot
 from sklearn.utils.sparsefuncs import mean_variance_axis
 
-from optrank._validation import canonical
+from optrank._validation import canonical, is_positive
 
 FOURIER_GAMMA = 1.0 / (2.0 * 100.0**2)
 """The default kernel parameter of the online Fourier learners (FCBR, FOAM): the
@@ -130,7 +130,9 @@ def bandwidth_rule(X, n_rows: int = BANDWIDTH_ROWS) -> float:
 def default_gamma(X, gamma: float | None = None) -> float:
     """``gamma`` if given, else ``1 / bandwidth_rule(X)`` (1.0 for constant data)."""
     if gamma is not None:
-        if not (gamma > 0 and np.isfinite(gamma)):
+        # is_positive before any comparison: gamma="scale" (scikit-learn's spelling) would
+        # otherwise be a TypeError about '>' between str and int
+        if not is_positive(gamma):
             raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
         return float(gamma)
     sigma = bandwidth_rule(X)
