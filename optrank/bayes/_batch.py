@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from optrank._validation import check_positive_fields
+from optrank._validation import check_positive_fields, rng_from
 from optrank.bayes._linalg import GaussianFactor
 from optrank.bayes._tpbn import GammaFactor, TPBNFactors, gamma_log_prior
 from optrank.bayes._variational import (
@@ -236,7 +236,7 @@ def fit_batch(
     >>> bool(np.all(np.diff(res.elbo) > -1e-6 * abs(res.elbo[-1])))
     True
     """
-    rng = np.random.default_rng(0) if rng is None else rng
+    rng = np.random.default_rng(0) if rng is None else rng_from(rng, "rng")  # a seed too
     P, nb, _ = prob.shape
     res = BatchResult(
         state=init_state(prob, hyper, rng),

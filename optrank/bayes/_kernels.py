@@ -60,8 +60,11 @@ class KernelPool:
         The array is a view of a basis-major buffer (``out.transpose(1, 0, 2)`` is
         C-contiguous).
         """
-        X = np.asarray(X, dtype=np.float64)
-        Z = X if Z is None else np.asarray(Z, dtype=np.float64)
+        X = _rows(X, "X")
+        Z = X if Z is None else _rows(Z, "Z")
+        if Z.shape[1] != X.shape[1]:
+            raise ValueError(f"Z has {Z.shape[1]} features, X has {X.shape[1]}: the kernels "
+                             "compare rows of the same width")
         gram = X @ Z.T
         nx, nz = np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", Z, Z)
         sq = np.maximum(nx[:, None] + nz[None, :] - 2.0 * gram, 0.0)
@@ -103,3 +106,13 @@ def combine(kernels: np.ndarray, weights: np.ndarray) -> np.ndarray:
     [[3.0, 1.0], [1.0, 3.0]]
     """
     return np.einsum("p,pnm->nm", weights, kernels)
+
+
+def _rows(X, name: str) -> np.ndarray:
+    """``X`` as a float64 ``(n, d)`` array: a plain mistake (a single row as a 1-D array)
+    named here rather than by an einsum or matmul error."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be two-dimensional (n rows, d features), got shape "
+                         f"{X.shape} (a single row: {name}.reshape(1, -1))")
+    return X

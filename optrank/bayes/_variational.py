@@ -42,7 +42,16 @@ class Problem:
     C: float = 1.0
 
     def __post_init__(self):
+        if np.ndim(self.K) != 3:
+            raise ValueError(f"K must be a kernel stack of shape (P, n_basis, n_loss), got "
+                             f"shape {np.shape(self.K)}")
         P, nb, nl = self.K.shape
+        self.pos, self.neg = _loss_indices(self.pos, nl, "pos"), _loss_indices(self.neg, nl,
+                                                                               "neg")
+        if np.intersect1d(self.pos, self.neg).size:
+            raise ValueError(f"pos and neg share the loss instances "
+                             f"{np.intersect1d(self.pos, self.neg)[:5].tolist()}: an instance "
+                             "is positive or negative, not both")
         # basis-major: Kflat[b, m * n_loss + l] = K[m, b, l]; every product is BLAS (no
         # copy when K is KernelPool.matrices' output, stored basis-major already)
         self.Kflat = np.ascontiguousarray(self.K.transpose(1, 0, 2)).reshape(nb, P * nl)
@@ -183,6 +192,21 @@ class State:
     @property
     def a_second(self):
         return self.a.mean**2 + _diag(self.a.cov)
+
+
+def _loss_indices(idx, n_loss: int, name: str) -> np.ndarray:
+    """``pos`` or ``neg``: non-empty distinct integer indices into the ``n_loss`` loss
+    instances (an empty side has no pairs: every ELBO would be -inf, silently)."""
+    idx = np.asarray(idx)
+    if idx.ndim != 1 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"{name} must be a non-empty 1-D array of integer indices of the "
+                         f"loss instances, got {idx!r}"[:300])
+    if idx.min() < 0 or idx.max() >= n_loss:
+        raise ValueError(f"{name} holds indices outside [0, {n_loss}) (the loss instances "
+                         "of K's last axis)")
+    if np.unique(idx).size != idx.size:
+        raise ValueError(f"{name} repeats indices: each loss instance enters once")
+    return idx
 
 
 def _diag(cov: np.ndarray) -> np.ndarray:

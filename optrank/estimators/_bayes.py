@@ -7,7 +7,7 @@ from contextlib import contextmanager
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from optrank._validation import check_positive_fields, is_count, is_positive, rng_from
@@ -106,9 +106,22 @@ class _DensifiesSparse:
         return tags
 
 
+def _kernel_rows(X):
+    """Training rows as the kernels take them: dense, with finite squared norms (else
+    every kernel value would be NaN and the failure would surface deep in the inference,
+    as a "non-finite diagonal" of a precision matrix)."""
+    X = _dense(X)
+    if not np.isfinite(np.einsum("ij,ij->i", X, X)).all():
+        raise ValueError(f"features of magnitude up to {np.abs(X).max():.3g} overflow "
+                         "the kernel evaluations (squared norms are not finite); scale "
+                         "the features, e.g. to [-1, 1]")
+    return X
+
+
 class _WeightsPlotMixin:
     def plot_weights(self, title=None):
         """Kernel weights and sample weights as in the paper's Fig. 1; returns the Figure."""
+        check_is_fitted(self, "kernel_weights_")
         return plot_weights(self.kernel_weights_, self.sample_weights_, self.kernel_names_,
                             title)
 
@@ -258,7 +271,7 @@ class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
         pool = self._pool()  # checks the widths and degrees
         X, y = validate_ranking_data(self, X, y)
-        X = _dense(X)
+        X = _kernel_rows(X)
         pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
         if self.backend == "jax":
             from optrank.bayes._device import DeviceProblem
@@ -438,7 +451,7 @@ class OB2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
         _check_grid(self, "C_grid")
         pool = self._pool()  # checks the widths and degrees
         X, y = validate_ranking_data(self, X, y)
-        X = _dense(X)
+        X = _kernel_rows(X)
         if shuffle:
             order = _stratified_order(y, rng_from(self.random_state))
             X, y = X[order], y[order]
@@ -621,11 +634,7 @@ class KOIL(_DensifiesSparse, RankerMixin, BaseEstimator):
         self.kernel_pool_ = None if gaussian else KernelPool(self.gaussian_widths,
                                                              self.poly_degrees)
         X, y = validate_ranking_data(self, X, y)
-        X = _dense(X)
-        if not np.isfinite(np.einsum("ij,ij->i", X, X)).all():  # kernels would be nan
-            raise ValueError(f"features of magnitude up to {np.abs(X).max():.3g} overflow "
-                             "the kernel evaluations (squared norms are not finite); scale "
-                             "the features, e.g. to [-1, 1]")
+        X = _kernel_rows(X)
         self.rng_ = rng_from(self.random_state)
         if self.shuffle:
             order = self.rng_.permutation(len(y))
