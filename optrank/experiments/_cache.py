@@ -1,7 +1,8 @@
 """Finished cells on disk: one JSON per cell, named by a hash of what determines its result.
 
-The key is the sha256 of the protocol fields that affect a cell (not its name, table or
-the paper column it is compared with, so a table read from another table's runs, e.g.
+The key is the sha256 of the protocol fields that affect a cell (not its name, table,
+the paper column it is compared with or the paper's sample for the t-test, nor a
+dataset's name in the reference tables, so a table read from another table's runs, e.g.
 accuracy beside AUC, reuses them), the cell itself, the bytes of the dataset's files,
 the source file of an estimator given as ``"module:Class"`` outside optrank, the optrank
 version and a fingerprint of the package's source files. Editing any optrank source
@@ -34,7 +35,12 @@ _LABEL_FIELDS = (
     "quick_params",
     "quick_instances",
     "quick_datasets",
+    "paper_unit",  # what the paper's std is over: read by the report's t-test only
+    "paper_n",
 )
+
+# DatasetEntry fields that label a dataset: the name in the papers' reference tables.
+_DATASET_LABEL_FIELDS = ("reference_name",)
 
 
 @lru_cache(maxsize=1)
@@ -61,7 +67,8 @@ def cell_config(protocol, cell) -> dict:
     }
     config = {
         "protocol": fields,
-        "dataset": dataclasses.asdict(cell.dataset),
+        "dataset": {k: v for k, v in dataclasses.asdict(cell.dataset).items()
+                    if k not in _DATASET_LABEL_FIELDS},
         "data": _data_fingerprint(cell.dataset.name),
         "repetition": cell.repetition,
         "fold": cell.fold,

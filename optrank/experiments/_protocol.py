@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
+import importlib.util
 import math
+import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -42,7 +46,11 @@ class Protocol:
     scaling, as in the authors' code). A dataset with a ``test_split``
     is evaluated on its official test file instead (one cell per repetition).
     ``preprocessing="minmax"`` maps features onto ``feature_range`` (a dataset entry may
-    override both). ``estimator`` is a name on ``optrank`` or ``"module:Class"``.
+    override both). ``estimator`` is the name of an optrank estimator (``"RankSVM"``) or
+    ``"module:Class"`` (checked here for optrank's modules, without importing them; an
+    outside module is imported only where a cell runs). ``datasets`` holds
+    :class:`DatasetEntry` items with distinct names (a plain string is read as
+    ``DatasetEntry(name)``): results, CSV rows and score files are keyed by that name.
     ``quick_params`` replace ``params`` and ``quick_instances`` caps the loaded rows in
     :meth:`quick` (e.g. fewer landmarks, smaller sets for the O(n^2) kernel methods).
     ``paper_unit`` and ``paper_n`` say what the paper's std is over, for the significance
@@ -87,6 +95,8 @@ class Protocol:
             raise ValueError(f"unknown features {self.features!r}")
         if not self.datasets:
             raise ValueError(f"protocol {self.name!r} has no datasets")
+        object.__setattr__(self, "datasets", _entries(self.name, self.datasets))
+        _check_estimator(self.name, self.estimator)
         if not (isinstance(self.repetitions, int) and self.repetitions >= 1):
             raise ValueError(f"protocol {self.name!r}: repetitions must be an integer >= 1, "
                              f"got {self.repetitions!r}")
@@ -143,18 +153,91 @@ class Protocol:
         The name is kept, so the cells (and their cache keys) are those of the full
         protocol: a run split by dataset over several invocations adds up to the whole.
         """
+        if isinstance(names, str):  # one name, not its characters
+            names = [names]
         wanted = set(names)
         unknown = wanted - {e.name for e in self.datasets}
-        kept = tuple(e for e in self.datasets if e.name in wanted)
-        if not kept:
+        if unknown or not wanted:  # a misspelt name would silently shrink the run
             raise ValueError(f"protocol {self.name!r} has none of the datasets "
                              f"{sorted(unknown)}; it has {[e.name for e in self.datasets]}")
-        return replace(self, datasets=kept)
+        return replace(self, datasets=tuple(e for e in self.datasets if e.name in wanted))
 
     def _quick_datasets(self, n: int) -> tuple[DatasetEntry, ...]:
         if not self.quick_datasets:
             return self.datasets[:n]
         return tuple(e for e in self.datasets if e.name in self.quick_datasets)[:n]
+
+
+def _entries(name: str, datasets) -> tuple[DatasetEntry, ...]:
+    """``datasets`` as a tuple of :class:`DatasetEntry` with distinct names: a plain string
+    becomes ``DatasetEntry(string)``; anything else is refused here, not when its cells run.
+    Two entries of one name (two binarisations of a dataset) would be merged in every
+    output (rows, summary, CSV, scores file), which are keyed by the dataset's name."""
+    if isinstance(datasets, str | DatasetEntry):
+        datasets = (datasets,)
+    entries = tuple(DatasetEntry(d) if isinstance(d, str) else d for d in datasets)
+    for e in entries:
+        if not isinstance(e, DatasetEntry):
+            raise TypeError(f"protocol {name!r}: datasets must be DatasetEntry items (or "
+                            f"dataset names), got {e!r}")
+    names = [e.name for e in entries]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(
+            f"protocol {name!r} lists dataset(s) {repeated} more than once; outputs are "
+            "keyed by the dataset name, so the entries would be merged. Give each entry a "
+            "distinct name: DatasetEntry has no separate display name (its name is what is "
+            "loaded), so put each variant (e.g. each binarisation) in its own protocol, "
+            "dataclasses.replace(p, name=..., datasets=(entry,))")
+    return entries
+
+
+def _optrank_estimators() -> list[str]:
+    """optrank's public estimator names (its lazy table, so nothing is imported)."""
+    import optrank
+
+    return sorted(n for n, m in optrank._LAZY.items() if m.startswith("optrank.estimators."))
+
+
+def _check_estimator(name: str, estimator) -> None:
+    """Refuse an estimator the runner could not build (``_runner._estimator_class``), so a
+    typo fails here instead of in every cell. A plain name must be an optrank estimator;
+    ``"module:Class"`` needs both parts, and a module of optrank must exist and mention
+    ``Class`` (its source is read, not imported: wrappers such as ``_passes`` load lazily).
+    An outside module is not checked: it may be importable only where the cells run."""
+    if not isinstance(estimator, str):
+        raise TypeError(f"protocol {name!r}: estimator must be a name (str), got {estimator!r}")
+    if ":" not in estimator:
+        known = _optrank_estimators()
+        if estimator not in known:
+            close = difflib.get_close_matches(estimator, known, n=3)
+            hint = f"did you mean {close}?" if close else f"known: {', '.join(known)}"
+            raise ValueError(f"protocol {name!r}: unknown estimator {estimator!r}; {hint} "
+                             "(or give 'module:Class')")
+        return
+    module, _, attr = estimator.partition(":")
+    if not module or not attr or ":" in attr:
+        raise ValueError(f"protocol {name!r}: estimator {estimator!r} must be 'Class' or "
+                         "'module:Class' with both parts")
+    if module == "optrank" or module.startswith("optrank."):
+        _check_optrank_attr(name, estimator, module, attr)
+
+
+def _check_optrank_attr(name: str, estimator: str, module: str, attr: str) -> None:
+    try:
+        spec = importlib.util.find_spec(module)
+    except ModuleNotFoundError:
+        spec = None
+    origin = getattr(spec, "origin", None)
+    if origin is None or not Path(origin).is_file():
+        raise ValueError(f"protocol {name!r}: estimator {estimator!r}: no module {module!r}")
+    source = Path(origin).read_text()
+    if re.search(rf"\b{re.escape(attr)}\b", source) is None:
+        classes = re.findall(r"^class (\w+)", source, flags=re.MULTILINE)
+        close = difflib.get_close_matches(attr, classes, n=3)
+        hint = f"did you mean {close}?" if close else f"its classes: {classes}"
+        raise ValueError(f"protocol {name!r}: estimator {estimator!r}: {module} has no "
+                         f"{attr!r}; {hint}")
 
 
 def _grid_values(name: str, key: str, values) -> list:

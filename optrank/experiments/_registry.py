@@ -10,6 +10,7 @@ the base table's with another ``table_id`` and ``reference_metric``, and the cel
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import replace
 
 from optrank.experiments._protocol import DatasetEntry, Protocol
@@ -166,15 +167,29 @@ def get_protocol(name: str, quick: bool = False) -> Protocol:
 
 def protocols_for_table(table_id: str, quick: bool = False) -> list[Protocol]:
     """Every registered protocol (one per method) reproducing ``table_id`` (for a summary
-    table: its base table's protocols)."""
+    table: its base table's protocols); ``ValueError`` for a table in ``NOT_RUNNABLE``
+    (naming why) or an unknown id (naming close ones): an empty list would run nothing
+    and report nothing, silently."""
     if table_id in SUMMARY_TABLES and SUMMARY_TABLES[table_id][0] != table_id:
         return protocols_for_table(SUMMARY_TABLES[table_id][0], quick)
     found = [
         p for name, p in PROTOCOLS.items() if p.table_id == table_id and name not in _NOT_IN_TABLES
     ]
+    if not found:
+        raise ValueError(_no_table(table_id))
     if quick and table_id in _QUICK_ONLY:
         found = [p for p in found if p.name in _QUICK_ONLY[table_id]]
     return [p.quick() for p in found] if quick else found
+
+
+def _no_table(table_id: str) -> str:
+    """Why ``table_id`` has no protocols: its ``NOT_RUNNABLE`` reason, or close ids."""
+    if table_id in NOT_RUNNABLE:
+        return f"table {table_id} is not runnable: {NOT_RUNNABLE[table_id]}"
+    close = difflib.get_close_matches(str(table_id), [*list_tables(), *NOT_RUNNABLE], n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return (f"unknown table {table_id!r}; {hint}see list_tables() or "
+            "'optrank reproduce list' (a protocol's name: get_protocol(name))")
 
 
 def list_tables() -> list[str]:
@@ -187,9 +202,8 @@ def resolve(target: str, quick: bool = False) -> tuple[str | None, list[Protocol
     """``(table_id or None, protocols)`` for a table id or a protocol name."""
     if target in PROTOCOLS:
         return None, [get_protocol(target, quick)]
-    found = protocols_for_table(target, quick)
-    if found:
-        return target, found
-    if target in NOT_RUNNABLE:
-        raise ValueError(f"table {target} is not runnable: {NOT_RUNNABLE[target]}")
-    raise ValueError(f"unknown table or protocol {target!r}; see 'optrank reproduce list'")
+    if target in NOT_RUNNABLE or target in list_tables():
+        return target, protocols_for_table(target, quick)
+    close = difflib.get_close_matches(target, [*list_tables(), *NOT_RUNNABLE, *PROTOCOLS], n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise ValueError(f"unknown table or protocol {target!r}; {hint}see 'optrank reproduce list'")

@@ -564,7 +564,7 @@ def run_protocols(
         if not (isinstance(j, int) and isinstance(k, int) and 1 <= j <= k):
             raise ValueError(f"shard must be (j, k) with 1 <= j <= k, got {shard!r}")
     deadline = None if time_limit is None else time.monotonic() + time_limit
-    protocols = _distinct(protocols)
+    protocols = _distinct(_checked(protocols))
     out = Path(output_dir) if output_dir is not None else None
     store = _cache_store(cache, out)
     tasks = [_Task(p, c) for p in protocols for c in cells(p)]
@@ -591,6 +591,22 @@ def run_protocols(
         if store and not result["error"]:
             store.put(key, result, s)
     return {p.name: _result(p, tasks, keys, measured, scores, cached, out) for p in protocols}
+
+
+def _checked(protocols) -> list[Protocol]:
+    """``protocols`` as a non-empty list of :class:`Protocol`: a name (or a list of none)
+    would otherwise fail deep in the run, or return nothing without a word."""
+    if isinstance(protocols, Protocol | str):
+        protocols = [protocols]
+    protocols = list(protocols)
+    for p in protocols:
+        if not isinstance(p, Protocol):
+            raise TypeError(f"expected a Protocol, got {p!r}; for a registered one pass "
+                            "get_protocol(name) (a table's: protocols_for_table(table_id))")
+    if not protocols:
+        raise ValueError("no protocols to run (an empty list); see list_protocols() and "
+                         "list_tables()")
+    return protocols
 
 
 def _distinct(protocols: Sequence[Protocol]) -> list[Protocol]:
@@ -805,13 +821,15 @@ def run_protocol(
     cache: bool | str | Path = True,
     client=None,
     fan_grid: bool = False,
+    cached_only: bool = False,
     time_limit: float | None = None,
     shard: tuple[int, int] | None = None,
 ) -> RunResult:
     """Execute every cell of one protocol; see :func:`run_protocols` for the parameters."""
+    (protocol,) = _checked([protocol])
     return run_protocols(
         [protocol], output_dir, progress, map_fn, scheduler, workers, cache, client, fan_grid,
-        time_limit=time_limit, shard=shard,
+        cached_only=cached_only, time_limit=time_limit, shard=shard,
     )[protocol.name]
 
 

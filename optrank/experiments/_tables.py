@@ -384,17 +384,33 @@ def _keyed_cells(protocols, results: dict[str, RunResult]) -> dict[tuple[str, st
     return out
 
 
+def _unit_values(by_split: dict, unit: str) -> np.ndarray:
+    """The AUCs of :func:`_keyed_cells` in the paper's ``unit``: one per cell, or
+    (``"repetition"``) each repetition's mean over its folds."""
+    if unit != "repetition":
+        return np.array(list(by_split.values()))
+    by_rep: dict = {}
+    for (rep, _), v in by_split.items():
+        by_rep.setdefault(rep, []).append(v)
+    return np.array([np.mean(v) for _, v in sorted(by_rep.items())])
+
+
 def win_loss_tie(protocols, results, focal: str,
                  test: str = "welch") -> dict[str, dict[str, int]]:
     """Per other method: datasets where ``focal`` is significantly better (win), worse
-    (loss) or neither (tie) at 95% by ``test`` (:data:`WLT_TESTS`) over the per-cell AUCs;
-    a dataset with fewer than two values (paired: two common splits) on a side is
-    ``untested``."""
+    (loss) or neither (tie) at 95% by ``test`` (:data:`WLT_TESTS`); a dataset with fewer
+    than two values (paired: two common splits) on a side is ``untested``.
+
+    The Welch tests take each side's values in its protocol's ``paper_unit`` (the
+    repetition means of a ``"repetition"`` protocol: the folds of one repetition share
+    its initial pool, so counting them as independent overstates n); the paired test
+    pairs the cells of the same (repetition, fold)."""
     from scipy import stats
 
     if test not in WLT_TESTS:
         raise ValueError(f"test must be one of {WLT_TESTS}, got {test!r}")
     cells_ = _keyed_cells(protocols, results)
+    unit = {p.reference_method: p.paper_unit for p in protocols}
     out = {}
     for p in protocols:
         other = p.reference_method
@@ -410,7 +426,8 @@ def win_loss_tie(protocols, results, focal: str,
                 mine = np.array([mine_by[k] for k in common])
                 theirs = np.array([theirs_by[k] for k in common])
             else:
-                mine, theirs = np.array(list(mine_by.values())), np.array(list(theirs_by.values()))
+                mine = _unit_values(mine_by, unit[focal])
+                theirs = _unit_values(theirs_by, unit[other])
             if mine.size < 2 or theirs.size < 2:
                 tally["untested"] += 1
                 continue
@@ -532,8 +549,11 @@ def summary_table_markdown(table_id: str, kind: str, arg: str | None, protocols,
                               "for a loss, as the paper's right-tail test)",
                  "paired": "a paired t-test over the splits both ran (same repetition and "
                            "fold), as the paper's"}[test]
+        over = ("the per-cell AUCs of each dataset" if test == "paired" else
+                "each dataset's AUCs in each method's paper unit (the repetition means "
+                "where the paper averages each repetition's folds, else the per-cell AUCs)")
         lines += [f"Computed from the runs of {base}: {arg} against each method, {words} "
-                  "at 95% over the per-cell AUCs of each dataset.", "",
+                  f"at 95% over {over}.", "",
                   "| comparison | ours (win / loss / tie, untested) | paper (win / loss / tie) |",
                   "|---|---|---|"]
         for other, t in win_loss_tie(protocols, results, arg, test).items():
