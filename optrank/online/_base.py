@@ -85,9 +85,13 @@ def densify(row, n_features: int, dtype):
 def _n_features(X, n_features: int | None = None) -> int:
     """The stream's width: ``n_features`` for padded sparse rows (required, and every
     concrete index must lie in ``[0, n_features)``: JAX would drop a larger one and wrap
-    a negative one), else the dense rows' width."""
+    a negative one), else the dense rows' width (which a given ``n_features`` must be)."""
     if not isinstance(X, tuple):
-        return X.shape[-1] if n_features is None else n_features
+        width = np.shape(X)[-1]
+        if n_features not in (None, width):
+            raise ValueError(f"n_features={n_features}, but the dense rows X have {width} "
+                             f"columns (n_features= is for sparse rows; leave it out)")
+        return width
     if n_features is None:
         raise ValueError("sparse rows (indices, values) need n_features=")
     idx = X[0]
@@ -97,6 +101,48 @@ def _n_features(X, n_features: int | None = None) -> int:
             raise ValueError(f"sparse row indices must lie in [0, {n_features}), found "
                              f"{lo}..{hi}")
     return n_features
+
+
+def _check_stream(X, Y) -> int:
+    """The number of rows of the stream ``(X, Y)``, after a ``ValueError`` for shapes
+    that cannot stream: ``X`` not 2-D (padded sparse rows: ``indices`` and ``values`` of
+    one 2-D shape), ``Y`` not 1-D with one label per row. Shapes only (static under a
+    caller's jit too); ``lax.scan`` would report them as XLA shape errors."""
+    if isinstance(X, tuple):
+        shapes = [np.shape(a) for a in X]
+        if len(X) != 2 or len(shapes[0]) != 2 or shapes[0] != shapes[1]:
+            raise ValueError(f"sparse rows must be (indices, values) of one shape (n, k), "
+                             f"got shapes {shapes}")
+        n = shapes[0][0]
+    else:
+        shape = np.shape(X)
+        if len(shape) != 2:
+            raise ValueError(f"X must be a 2-D array of rows (n, d), got shape {shape} "
+                             f"(a single row: X[None, :])")
+        n = shape[0]
+    if np.shape(Y) != (n,):
+        hint = " (a column of labels: Y.ravel())" if np.shape(Y) == (n, 1) else ""
+        raise ValueError(f"Y must be 1-D with one label per row of X, got shape "
+                         f"{np.shape(Y)} for X of {n} rows{hint}")
+    return n
+
+
+def _input_width(state) -> int | None:
+    """The row width a learner state takes: its Fourier frequencies' rows, else the
+    width of its weights (``mu`` for CBR, ``w`` for the others); None if unknown."""
+    for name in ("theta", "mu", "w"):
+        value = getattr(state, name, None)
+        if value is not None:
+            return np.shape(value)[-2 if name == "theta" else -1]
+    return None
+
+
+def _check_width(state, d: int) -> None:
+    """``ValueError`` unless rows of ``d`` features fit the state."""
+    width = _input_width(state)
+    if width is not None and width != d:
+        raise ValueError(f"the rows have {d} features but the state was initialised for "
+                         f"{width} (learner.init(key, {d}), or rows of {width} features)")
 
 
 def _scan(update, state, X, Y, n_features, skip_zero):
@@ -185,8 +231,10 @@ def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
     >>> bool(state.mu[0] > state.mu[1])
     True
     """
+    _check_stream(X, Y)
     _check_labels(Y, skip_zero_labels)
     d = _n_features(X, n_features)
+    _check_width(state, d)
     if order is not None:
         if skip_zero_labels:
             raise ValueError("order and skip_zero_labels cannot be combined")
@@ -237,6 +285,7 @@ def run_grid(factory: Callable[..., Learner], grid: dict, X, Y, *, key=None,
     >>> states.mu.shape
     (5, 2)
     """
+    _check_stream(X, Y)
     d = _n_features(X, n_features)
     key = jax.random.PRNGKey(0) if key is None else key
     # built once on the concrete grid, so the factory checks every value (under the

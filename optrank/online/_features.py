@@ -15,6 +15,8 @@ corresponds to ``gamma = 1 / (2 sigma^2)``.
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 
@@ -32,8 +34,19 @@ def fourier_frequencies(key, n_features: int, n_components: int, gamma, dtype=jn
     """
     # drawn in float32 whatever the dtype: one seed gives the same frequencies at either
     # precision (the float64 ones are the float32 draws, exactly), as the reservoir's draws
-    normal = jax.random.normal(key, (n_features, n_components), dtype=jnp.float32)
+    normal = _standard_normal(key, (n_features, n_components))
+    # The barrier keeps the draw one kernel of its own under an outer jit too (run_grid
+    # calls ``init`` inside its fused jit, ``run``'s caller eagerly): fused with the
+    # scaling, XLA rounded the float32 draw differently, one ulp of theta apart
+    # (tests/test_functional_review_s27.py)
+    normal = jax.lax.optimization_barrier(normal)
     return (jnp.sqrt(2.0 * jnp.asarray(gamma)) * normal).astype(dtype)
+
+
+@partial(jax.jit, static_argnums=(1,))
+def _standard_normal(key, shape: tuple[int, int]):
+    """Float32 standard normals of ``shape``: one compiled draw, eager or traced."""
+    return jax.random.normal(key, shape, dtype=jnp.float32)
 
 
 def fourier_map(x, theta):

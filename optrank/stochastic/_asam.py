@@ -11,6 +11,8 @@ followed by the scheduled regularisation and averaging of
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import jax.numpy as jnp
 
 from optrank.stochastic import _rows
@@ -23,10 +25,12 @@ from optrank.stochastic._schedule import (
     stride,
 )
 from optrank.stochastic._state import (
+    LEARNER_CACHE,
     Learner,
     SAMState,
     StepInfo,
     averaged_output,
+    cached_learner,
     init_state,
     last_output,
 )
@@ -81,6 +85,13 @@ def asam(
     """
 
     check_settings("lam", lam, t0, r_skip, a_skip)
+    # one object per setting: the drivers compile per learner object (docs/stochastic.md)
+    return cached_learner(_asam, lam, t0, r_skip, a_skip, averaging)
+
+
+@lru_cache(maxsize=LEARNER_CACHE, typed=True)
+def _asam(lam, t0, r_skip: int, a_skip: int, averaging: bool) -> Learner:
+    """The learner of :func:`asam` for checked settings (cached by :func:`cached_learner`)."""
 
     def update(state: SAMState, x_pos, x_neg) -> tuple[SAMState, StepInfo]:
         # the state's precision, whatever the rows'

@@ -12,6 +12,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from optrank._intmath import counter_words, mulhi_u32
 from optrank.stochastic import _binary, _rows
@@ -197,17 +198,52 @@ def scan_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_n
 
 
 def _check_same_kind(X_pos, X_neg):
-    """``TypeError`` unless both sides are dense, padded sparse, or packed binary rows."""
+    """``TypeError`` unless both sides are dense, padded sparse, or packed binary rows;
+    ``ValueError`` for shapes the loop cannot take (:func:`_check_shapes`)."""
     kinds = [("packed" if _rows.is_packed(X) else "sparse" if _rows.is_sparse(X) else "dense")
              for X in (X_pos, X_neg)]
     if kinds[0] != kinds[1]:
         raise TypeError(f"X_pos and X_neg must be rows of one kind, got {kinds[0]} and "
                         f"{kinds[1]} rows")
+    _check_shapes(kinds[0], X_pos, X_neg)
     if kinds[0] == "packed" and X_pos.n_features != X_neg.n_features:
         raise ValueError(f"packed rows of {X_pos.n_features} and {X_neg.n_features} features")
     if kinds[0] == "packed" and not _binary.same_values(X_pos, X_neg):
         raise ValueError("the packed positive and negative rows hold different column values; "
                          "pack them together: pack_binary(X_pos, X_neg)")
+
+
+def _check_shapes(kind: str, X_pos, X_neg) -> None:
+    """``ValueError`` for rows that are not 2-D (padded sparse: ``indices`` and ``values``
+    of one 2-D shape), an empty side, or dense sides of different widths. Shapes only,
+    static under a caller's jit too: XLA would report these from inside the loop
+    ("sub got incompatible shapes", an out-of-range gather slice)."""
+    for name, X in (("X_pos", X_pos), ("X_neg", X_neg)):
+        if kind == "sparse":
+            shapes = [np.shape(a) for a in X]
+            if len(X) != 2 or len(shapes[0]) != 2 or shapes[0] != shapes[1]:
+                raise ValueError(f"{name}: padded sparse rows must be (indices, values) of "
+                                 f"one shape (n, k), got shapes {shapes} (to_padded(csr))")
+        elif kind == "dense" and np.ndim(X) != 2:
+            raise ValueError(f"{name} must be a 2-D array of rows, got shape {np.shape(X)} "
+                             f"(a single row: {name}[None, :])")
+        if _rows.n_rows(X) == 0:
+            raise ValueError(f"{name} has no rows: AUC needs at least one positive and one "
+                             f"negative row")
+    if kind == "dense" and np.shape(X_pos)[1] != np.shape(X_neg)[1]:
+        raise ValueError(f"X_pos and X_neg must have the same number of columns, got shapes "
+                         f"{np.shape(X_pos)} and {np.shape(X_neg)}")
+
+
+def _check_state(state: SAMState, X_pos) -> None:
+    """``ValueError`` unless the dense or packed rows are as wide as the state's weights
+    (padded sparse rows hold no width: their indices must lie in ``[0, d]``)."""
+    if _rows.is_sparse(X_pos):
+        return
+    d, width = np.shape(X_pos)[1], np.shape(state.w)[-1]
+    if d != width:
+        raise ValueError(f"the rows have {d} features but the state's weights have {width} "
+                         f"(learner.init(key, {d}))")
 
 
 def scan_random(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int):
@@ -256,6 +292,7 @@ def run(learner: Learner, state: SAMState, X_pos, X_neg, n_iter: int) -> tuple[S
     (True, (50,))
     """
     _check_same_kind(X_pos, X_neg)  # on the concrete rows (the packed values' check)
+    _check_state(state, X_pos)
     return _run_jit(learner, state, X_pos, X_neg, n_iter)
 
 
@@ -267,6 +304,7 @@ def _run_indices_jit(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, i
 def run_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_neg):
     """Run the updates on given index streams (jitted); for reproducible comparisons."""
     _check_same_kind(X_pos, X_neg)
+    _check_state(state, X_pos)
     return _run_indices_jit(learner, state, X_pos, X_neg, idx_pos, idx_neg)
 
 
@@ -312,6 +350,11 @@ def run_grid(factory, lams, keys, X_pos, X_neg, n_iter: int, n_runs: int = 1,
     (3, 2, 2)
     """
     _check_same_kind(X_pos, X_neg)
+    if not (_rows.is_sparse(X_pos) or _rows.is_packed(X_pos)) and n_features not in (
+            None, np.shape(X_pos)[1]):
+        raise ValueError(f"n_features={n_features}, but the dense rows have "
+                         f"{np.shape(X_pos)[1]} columns (n_features= is for padded sparse "
+                         f"rows; leave it out)")
     if dtype is not None:
         dtype = jnp.dtype(dtype)
         if not jnp.issubdtype(dtype, jnp.floating):

@@ -8,6 +8,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+LEARNER_CACHE = 256  # learners a factory keeps, one per distinct setting (LRU)
+
 
 class SAMState(NamedTuple):
     """State of a scheduled stochastic AUC learner.
@@ -76,3 +78,25 @@ def averaged_output(state: SAMState) -> jnp.ndarray:
 def last_output(state: SAMState) -> jnp.ndarray:
     """The last iterate ``w_t``."""
     return state.w
+
+
+def cached_learner(build, *settings) -> Learner:
+    """``build(*settings)`` through ``build``'s ``functools.lru_cache``: equal hashable
+    settings give the same :class:`Learner` object.
+
+    The drivers take the learner as a static argument, so one object per setting is what
+    lets a second ``run(asam(0.1), ...)`` reuse the compiled loop (a fresh learner of
+    closures hashes anew and recompiled, ~0.9 s). An unhashable setting (an array, or
+    ``lam`` traced under ``run_grid``'s ``vmap``) builds a learner afresh.
+
+    Examples
+    --------
+    >>> from optrank.stochastic import asam
+    >>> asam(0.1) is asam(0.1), asam(0.1) is asam(0.2)
+    (True, False)
+    """
+    try:
+        hash(settings)
+    except TypeError:
+        return build.__wrapped__(*settings)
+    return build(*settings)
