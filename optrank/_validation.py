@@ -227,3 +227,18 @@ def check_top_k(estimator, k) -> int:
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 0:
         raise ValueError(f"k must be an integer >= 0, got {k!r}")
     return int(k)
+
+
+def caller_stacklevel() -> int:
+    """``stacklevel`` for a ``warnings.warn`` that names the first frame outside optrank
+    (the user's call), however many optrank frames lie between: fixed levels went stale
+    when ``fit`` gained a wrapper (``kept_on_error``) and differ between ``fit`` and
+    ``partial_fit``. Call it in the argument list of ``warnings.warn``."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1  # the function calling warnings.warn: level 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level

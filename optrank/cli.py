@@ -48,6 +48,13 @@ def console() -> int:
     return main()
 
 
+_INPUT_OS_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, FileExistsError,
+                    PermissionError, ConnectionError)
+"""The OSErrors that name an input that cannot work (a path, a Dask scheduler): one
+``optrank: error:`` line, exit 2. Others (a full disk, a connection lost mid-run) keep
+their traceback."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -55,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.func(args)
-    except (ValueError, OSError, KeyError) as exc:  # OSError: a path, a Dask scheduler
+    except (ValueError, KeyError, *_INPUT_OS_ERRORS) as exc:
         print(f"optrank: error: {exc}", file=sys.stderr)
         return 2
     except MemoryError as exc:
@@ -652,7 +659,9 @@ def _only_datasets(resolved, names: list[str], quick: bool):
                          f"they have {sorted(everywhere)}")
     kept = []
     for table_id, ps in resolved:
-        ps = [p.only(wanted) for p in ps if wanted & {e.name for e in p.datasets}]
+        # each protocol keeps the names it has (the selection may span several tables)
+        ps = [p.only(wanted & names) for p in ps
+              if (names := {e.name for e in p.datasets}) & wanted]
         if quick:
             ps = [replace(p, quick_datasets=()).quick(n_datasets=len(p.datasets)) for p in ps]
         if ps:

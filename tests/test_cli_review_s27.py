@@ -271,3 +271,13 @@ def test_the_runners_own_report_gives_the_general_reason(tmp_path):
                         outer_folds=2)
     result = run_protocol(protocol, tmp_path, shard=(1, 2))
     assert f"- heart: 1 of 2 cell(s) {NOT_RUN_REASON}" in result.markdown
+
+
+def test_datasets_spanning_several_tables_are_kept_per_protocol():
+    from optrank.cli import _only_datasets
+    from optrank.experiments import _registry as reg
+
+    resolved = [reg.resolve(t) for t in reg.list_tables()]
+    kept = _only_datasets(resolved, ["australian", "ijcnn1"], False)
+    names = {e.name for _, ps in kept for p in ps for e in p.datasets}
+    assert names == {"australian", "ijcnn1"}

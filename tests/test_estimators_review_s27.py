@@ -142,3 +142,16 @@ def test_fourier_scores_refuse_rows_beyond_float32(heart):
     with pytest.raises(ValueError, match="beyond float32's range"):
         model.decision_function(X[:3] * 1e39)
     assert np.isfinite(model.decision_function(X[:3])).all()
+
+
+def test_warnings_name_the_callers_line(heart):
+    import warnings
+
+    X, y, _ = heart
+    for model, rows in ((optrank.PRSVMPlus(max_iter=1, tol=1e-12), X),
+                        (optrank.CBR(C=1e30, random_state=0), X * 1e30)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.fit(rows, y)
+        assert caught, type(model).__name__
+        assert {w.filename for w in caught} == {__file__}, [w.filename for w in caught]

@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 
 from optrank._validation import (
+    caller_stacklevel,
     check_count_fields,
     check_nonnegative_fields,
     check_positive_fields,
@@ -226,7 +227,7 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         if not run.converged:
             warnings.warn(f"the last round's DCD solver stopped at max_epochs={self.max_epochs} "
                           f"before reaching tol={self.tol}; raise max_epochs",
-                          ConvergenceWarning, stacklevel=3)
+                          ConvergenceWarning, stacklevel=caller_stacklevel())
         self.rejections_per_accept_ = float(np.sum(self.history_["n_rejected"]) / n_acc)
 
 

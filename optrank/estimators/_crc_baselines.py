@@ -29,6 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from optrank._loop_device import loop_context
 from optrank._validation import (
+    caller_stacklevel,
     check_count_fields,
     check_nonnegative_fields,
     check_positive_fields,
@@ -105,7 +106,7 @@ class WSVM(_LinearRanker):
         if not res.converged:
             warnings.warn(f"WSVM: the DCD solver stopped at max_epochs={self.max_epochs} "
                           f"before reaching tol={self.tol}; raise max_epochs",
-                          ConvergenceWarning, stacklevel=2)
+                          ConvergenceWarning, stacklevel=caller_stacklevel())
         return self
 
     def _costs(self, y) -> np.ndarray:

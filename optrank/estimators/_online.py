@@ -23,6 +23,7 @@ from optrank._loop_device import loop_context
 from optrank._persist import feature_names_meta, load_npz, restore_feature_names, save_npz
 from optrank._validation import (
     binary_labels,
+    caller_stacklevel,
     canonical_csr,
     check_cast_range,
     check_positive_fields,
@@ -260,7 +261,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             warnings.warn(
                 f"{DIVERGED} ({self.dtype}, {self._spec()[1]}): its updates overflowed and "
                 "its scores are NaN or inf; scale the features, change the step parameters "
-                "or use dtype='float64'", RuntimeWarning, stacklevel=4)
+                "or use dtype='float64'", RuntimeWarning, stacklevel=caller_stacklevel())
         weights = next((getattr(self.state_, f) for f in ("mu", "w") if f in self.state_._fields),
                        None)
         if weights is not None and len(self._signs_seen) == 2 and not np.asarray(weights).any():
@@ -268,7 +269,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
                 f"{type(self).__name__} made no update: its weights are still 0 after "
                 "instances of both classes (identical rows, or features so small that every "
                 "pair's variance falls below the 1e-12 cut-off of the step: standardise X)",
-                RuntimeWarning, stacklevel=4)
+                RuntimeWarning, stacklevel=caller_stacklevel())
 
     def _labels(self, y):
         y = np.asarray(y)

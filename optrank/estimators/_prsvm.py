@@ -19,7 +19,7 @@ from threadpoolctl import threadpool_limits
 
 from optrank._loop_device import jax_float64
 from optrank._persist import feature_names_meta, load_npz, restore_feature_names, save_npz
-from optrank._validation import check_count_fields, check_positive_fields
+from optrank._validation import caller_stacklevel, check_count_fields, check_positive_fields
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
 from optrank.features import _cache as embedding_cache
 from optrank.features._fourier import FourierFeatures
@@ -219,7 +219,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
             warnings.warn(f"{type(self).__name__}: Newton stopped after max_iter="
                           f"{self.max_iter} steps without reaching tol={self.tol} (converged_ "
                           "is False); raise max_iter or max_cg_iter", ConvergenceWarning,
-                          stacklevel=2)
+                          stacklevel=caller_stacklevel())
         self.threshold_ = accuracy_threshold(_scores(Z, self.coef_), y_pm)
         return self
 

@@ -158,7 +158,7 @@ class Protocol:
         wanted = set(names)
         unknown = wanted - {e.name for e in self.datasets}
         if unknown or not wanted:  # a misspelt name would silently shrink the run
-            raise ValueError(f"protocol {self.name!r} has none of the datasets "
+            raise ValueError(f"protocol {self.name!r} does not have the datasets "
                              f"{sorted(unknown)}; it has {[e.name for e in self.datasets]}")
         return replace(self, datasets=tuple(e for e in self.datasets if e.name in wanted))
 

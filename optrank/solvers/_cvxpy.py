@@ -139,6 +139,8 @@ class CvxpyBackend:
         except ValueError as exc:  # e.g. a QP handed to an LP-only solver
             return self._failed(Status.ERROR, str(exc), method, build_time, t1)
         except TypeError as exc:  # a solver_options keyword the native solver does not take
+            if "keyword argument" not in str(exc):  # any other TypeError is a bug: raised
+                raise
             return self._failed(Status.ERROR, f"cvxpy solver {method} refused its options: "
                                 f"{exc}", method, build_time, t1)
         stats = _timings(problem, build_time, time.perf_counter() - t1)

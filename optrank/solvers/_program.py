@@ -239,7 +239,8 @@ def _check_psd(Q: sp.csr_matrix) -> None:
     smallest eigenvalue of Q restricted to the columns it touches is computed, densely
     up to ``_DENSE_PSD`` such columns, else by ARPACK (accepted when it does not
     converge: the check is then left to the solver). Tolerance: an eigenvalue below
-    ``-1e-8 * max |eigenvalue|`` (rounding of a Gram matrix is far smaller).
+    ``-1e-6 * max |eigenvalue|`` (a Gram matrix formed in float32 has rounding
+    eigenvalues near ``-1e-7`` of the largest; a non-convex Q lies far below).
     """
     diag = Q.diagonal()
     scale = float(abs(Q).max())
@@ -263,7 +264,7 @@ def _check_psd(Q: sp.csr_matrix) -> None:
         except ArpackNoConvergence:
             return
         top = float(abs(sub).sum(axis=1).max())  # an upper bound of the spectral radius
-    if low < -1e-8 * top:
+    if low < -1e-6 * top:
         raise ValueError(f"Program.Q is not positive semidefinite (smallest eigenvalue "
                          f"{low:.3g}): the objective 1/2 z@Q@z must be convex")
 
