@@ -156,9 +156,26 @@ def test_partial_fit_with_cache_equals_fit():
     np.testing.assert_array_equal(streamed.coef_, fitted.coef_)
 
 
-def test_runner_cv_with_cached_embeddings_scores_as_independent_fits():
+def test_runner_cv_with_cached_embeddings_scores_as_independent_fits(monkeypatch):
     """The runner's fold-outer CV over the lambda grid: one embedding per fold, and
-    exactly the scores of fits that each embed their fold."""
+    exactly the scores of fits that each embed their fold; a fold's entries are dropped
+    when its grid is done (one fold in memory at a time)."""
+    fits = []
+    real = NystromFeatures.fit_transform
+
+    def counted(self, X, y=None):
+        fits.append(len(X))
+        return real(self, X, y)
+
+    monkeypatch.setattr(NystromFeatures, "fit_transform", counted)
+    sizes = []
+    real_fit = embedding_cache.fit_transform
+
+    def watched(*args, **kwargs):
+        sizes.append(embedding_cache.size())
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(embedding_cache, "fit_transform", watched)
     X, y = _ring(7, n=300)
     entry = DatasetEntry("toy")
 
@@ -171,9 +188,16 @@ def test_runner_cv_with_cached_embeddings_scores_as_independent_fits():
     plain, cached = protocol({}), protocol({"cache_embeddings": True})
     points = _runner._grid(plain)
     ref = _runner._cv_scores(plain, entry, X, y, 0, points)
-    assert embedding_cache.size() == 0
+    assert embedding_cache.size() == 0 and len(fits) == 9  # every fit embeds its fold
+    fits.clear()
+    sizes.clear()
     assert _runner._cv_scores(cached, entry, X, y, 0, points) == ref
-    assert embedding_cache.size() == 3  # one per inner fold
+    assert len(fits) == 3  # one embedding per inner fold
+    assert max(sizes) == 1  # never more than the current fold's entry
+    assert embedding_cache.size() == 0  # the last fold's dropped too
+    # one grid point (a fan-grid task) keeps its folds for the next point's task
+    _runner._cv_scores(cached, entry, X, y, 0, points[:1])
+    assert embedding_cache.size() == 3
 
 
 def test_runner_reports_the_embedding_apart_from_the_training_time(monkeypatch):

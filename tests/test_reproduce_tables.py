@@ -288,7 +288,7 @@ def test_cli_datasets_selection_runs_the_full_protocols_cells(tmp_path, monkeypa
     # the whole protocol afterwards reuses heart's cells: a split run adds up to the whole
     assert main(base) == 0
     assert "cells: 2 ran, 2 from the cache, 0 failed" in capsys.readouterr().out
-    with pytest.raises(ValueError, match="none of the datasets"):
+    with pytest.raises(ValueError, match="does not have the datasets"):
         two.only(["sonar"])
     assert main([*base, "--datasets", "sonar"]) == 2
     assert "no protocol of the selection" in capsys.readouterr().err

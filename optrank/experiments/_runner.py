@@ -262,6 +262,7 @@ def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -
     members, so that every validation fold holds both classes; fewer than 2 is an error.
     """
     from optrank.data import stratified_kfold
+    from optrank.features import _cache as embedding_cache
     from optrank.metrics import auc
 
     folds = stratified_kfold(y, k=_inner_folds(protocol.cv_folds, y), random_state=seed)
@@ -270,8 +271,12 @@ def _cv_scores(protocol: Protocol, entry: DatasetEntry, X, y, seed: int, grid) -
     try:
         for f, (tr, va) in enumerate(folds):
             Xtr, Xva = _preprocess(protocol, entry, X[tr], X[va])
+            # the whole grid is fitted on this fold here, so its cached embeddings are not
+            # needed after it: dropped (one fold in memory); a single grid point (the
+            # fan-grid tasks) keeps them for the next point's task on this worker
+            scope = embedding_cache.scoped() if len(grid) > 1 else contextlib.nullcontext()
             # diverging grid points score NaN (above), without a word
-            with quiet_divergence():
+            with scope, quiet_divergence():
                 for j, model in enumerate(_fitted_along(protocol, grid, Xtr, y[tr])):
                     scores = model.decision_function(Xva)
                     finite = np.all(np.isfinite(scores))
