@@ -11,8 +11,6 @@ followed by the scheduled regularisation and averaging of
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import jax.numpy as jnp
 
 from optrank.stochastic import _rows
@@ -25,14 +23,13 @@ from optrank.stochastic._schedule import (
     stride,
 )
 from optrank.stochastic._state import (
-    LEARNER_CACHE,
     Learner,
     SAMState,
     StepInfo,
     averaged_output,
-    cached_learner,
     init_state,
     last_output,
+    learner_cache,
 )
 
 DEFAULT_T0 = 1000.0
@@ -86,12 +83,12 @@ def asam(
 
     check_settings("lam", lam, t0, r_skip, a_skip)
     # one object per setting: the drivers compile per learner object (docs/stochastic.md)
-    return cached_learner(_asam, lam, t0, r_skip, a_skip, averaging)
+    return _asam(lam, t0, r_skip, a_skip, averaging)
 
 
-@lru_cache(maxsize=LEARNER_CACHE, typed=True)
+@learner_cache
 def _asam(lam, t0, r_skip: int, a_skip: int, averaging: bool) -> Learner:
-    """The learner of :func:`asam` for checked settings (cached by :func:`cached_learner`)."""
+    """The learner of :func:`asam` for checked settings (cached: :func:`learner_cache`)."""
 
     def update(state: SAMState, x_pos, x_neg) -> tuple[SAMState, StepInfo]:
         # the state's precision, whatever the rows'

@@ -11,21 +11,18 @@ hinge ``f_t(v) = max(0, 1 - v @ x_t)`` with step ``lambda_t = 1 / (gamma (t + t0
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import jax.numpy as jnp
 
 from optrank.stochastic import _rows
 from optrank.stochastic._asam import DEFAULT_A_SKIP, DEFAULT_R_SKIP, DEFAULT_T0
 from optrank.stochastic._schedule import check_settings, learning_rate, scheduled
 from optrank.stochastic._state import (
-    LEARNER_CACHE,
     Learner,
     SAMState,
     StepInfo,
     averaged_output,
-    cached_learner,
     init_state,
+    learner_cache,
 )
 
 
@@ -81,12 +78,12 @@ def psam(
 
     check_settings("gamma", gamma, t0, r_skip, a_skip)
     # one object per setting: the drivers compile per learner object (docs/stochastic.md)
-    return cached_learner(_psam, gamma, t0, r_skip, a_skip)
+    return _psam(gamma, t0, r_skip, a_skip)
 
 
-@lru_cache(maxsize=LEARNER_CACHE, typed=True)
+@learner_cache
 def _psam(gamma, t0, r_skip: int, a_skip: int) -> Learner:
-    """The learner of :func:`psam` for checked settings (cached by :func:`cached_learner`)."""
+    """The learner of :func:`psam` for checked settings (cached: :func:`learner_cache`)."""
 
     def update(state: SAMState, x_pos, x_neg) -> tuple[SAMState, StepInfo]:
         # the state's precision, whatever the rows'

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache, wraps
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-
-LEARNER_CACHE = 256  # learners a factory keeps, one per distinct setting (LRU)
 
 
 class SAMState(NamedTuple):
@@ -80,9 +79,9 @@ def last_output(state: SAMState) -> jnp.ndarray:
     return state.w
 
 
-def cached_learner(build, *settings) -> Learner:
-    """``build(*settings)`` through ``build``'s ``functools.lru_cache``: equal hashable
-    settings give the same :class:`Learner` object.
+def learner_cache(build):
+    """Decorator: ``build(*settings)`` returns one :class:`Learner` object per distinct
+    hashable settings (an LRU cache of 256, keyed by value and type).
 
     The drivers take the learner as a static argument, so one object per setting is what
     lets a second ``run(asam(0.1), ...)`` reuse the compiled loop (a fresh learner of
@@ -95,8 +94,14 @@ def cached_learner(build, *settings) -> Learner:
     >>> asam(0.1) is asam(0.1), asam(0.1) is asam(0.2)
     (True, False)
     """
-    try:
-        hash(settings)
-    except TypeError:
-        return build.__wrapped__(*settings)
-    return build(*settings)
+    cached = lru_cache(maxsize=256, typed=True)(build)
+
+    @wraps(build)
+    def learner(*settings) -> Learner:
+        try:
+            hash(settings)
+        except TypeError:
+            return build(*settings)
+        return cached(*settings)
+
+    return learner
