@@ -229,6 +229,27 @@ def check_top_k(estimator, k) -> int:
     return int(k)
 
 
+def check_row_matrix(X, name: str = "X") -> int:
+    """The number of rows of a JAX learner's row matrix, after a ``ValueError`` unless it
+    is a 2-D array, or padded sparse ``(indices, values)`` of one ``(n, k)`` shape.
+
+    Shapes only, so it holds for traced arrays too (the online and stochastic drivers
+    call it before their jitted loops, where XLA would report a wrong shape as an
+    incompatible broadcast or scan).
+    """
+    if isinstance(X, tuple):
+        shapes = [np.shape(a) for a in X]
+        if len(X) != 2 or len(shapes[0]) != 2 or shapes[0] != shapes[1]:
+            raise ValueError(f"{name}: padded sparse rows must be (indices, values) of one "
+                             f"shape (n, k), got shapes {shapes} (to_padded(csr))")
+        return shapes[0][0]
+    shape = np.shape(X)
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be a 2-D array of rows (n, d), got shape {shape} "
+                         f"(a single row: {name}[None, :])")
+    return shape[0]
+
+
 def caller_stacklevel() -> int:
     """``stacklevel`` for a ``warnings.warn`` that names the first frame outside optrank
     (the user's call), however many optrank frames lie between: fixed levels went stale

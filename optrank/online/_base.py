@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from optrank._validation import check_row_matrix
 from optrank.online._xla import grid_trace
 
 _RULES = {
@@ -108,18 +109,7 @@ def _check_stream(X, Y) -> int:
     that cannot stream: ``X`` not 2-D (padded sparse rows: ``indices`` and ``values`` of
     one 2-D shape), ``Y`` not 1-D with one label per row. Shapes only (static under a
     caller's jit too); ``lax.scan`` would report them as XLA shape errors."""
-    if isinstance(X, tuple):
-        shapes = [np.shape(a) for a in X]
-        if len(X) != 2 or len(shapes[0]) != 2 or shapes[0] != shapes[1]:
-            raise ValueError(f"sparse rows must be (indices, values) of one shape (n, k), "
-                             f"got shapes {shapes}")
-        n = shapes[0][0]
-    else:
-        shape = np.shape(X)
-        if len(shape) != 2:
-            raise ValueError(f"X must be a 2-D array of rows (n, d), got shape {shape} "
-                             f"(a single row: X[None, :])")
-        n = shape[0]
+    n = check_row_matrix(X)
     if np.shape(Y) != (n,):
         hint = " (a column of labels: Y.ravel())" if np.shape(Y) == (n, 1) else ""
         raise ValueError(f"Y must be 1-D with one label per row of X, got shape "

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from optrank._intmath import counter_words, mulhi_u32
+from optrank._validation import check_row_matrix
 from optrank.stochastic import _binary, _rows
 from optrank.stochastic._state import Learner, SAMState, StepInfo
 
@@ -219,15 +220,8 @@ def _check_shapes(kind: str, X_pos, X_neg) -> None:
     static under a caller's jit too: XLA would report these from inside the loop
     ("sub got incompatible shapes", an out-of-range gather slice)."""
     for name, X in (("X_pos", X_pos), ("X_neg", X_neg)):
-        if kind == "sparse":
-            shapes = [np.shape(a) for a in X]
-            if len(X) != 2 or len(shapes[0]) != 2 or shapes[0] != shapes[1]:
-                raise ValueError(f"{name}: padded sparse rows must be (indices, values) of "
-                                 f"one shape (n, k), got shapes {shapes} (to_padded(csr))")
-        elif kind == "dense" and np.ndim(X) != 2:
-            raise ValueError(f"{name} must be a 2-D array of rows, got shape {np.shape(X)} "
-                             f"(a single row: {name}[None, :])")
-        if _rows.n_rows(X) == 0:
+        n = _rows.n_rows(X) if kind == "packed" else check_row_matrix(X, name)
+        if n == 0:
             raise ValueError(f"{name} has no rows: AUC needs at least one positive and one "
                              f"negative row")
     if kind == "dense" and np.shape(X_pos)[1] != np.shape(X_neg)[1]:
