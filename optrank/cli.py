@@ -527,14 +527,13 @@ def cmd_reproduce(args) -> int:
     if args.time_limit is not None and (args.cached_only or cache is False):
         raise ValueError("--time-limit stops a run to go on later from its cache; it cannot "
                          "go with --cached-only or --no-cache")
+    not_run = _not_run_reason(args)
     with _backend_env(args.backend):
         results = run_protocols(protocols, output_dir=args.output, progress=True,
                                 scheduler=scheduler, workers=args.workers or runner.workers,
                                 cache=cache, fan_grid=args.fan_grid,
                                 cached_only=args.cached_only, time_limit=args.time_limit,
-                                shard=args.shard)
-    not_run = _not_run_reason(args)
-    _note_cells_not_run(protocols, results, not_run)
+                                shard=args.shard, not_run_reason=not_run)
     all_protocols = list(reg.PROTOCOLS.values())
     for table_id, ps in resolved:
         if table_id is None:
@@ -597,18 +596,6 @@ def _not_run_reason(args) -> str:
         reasons.append("not started before the --time-limit (the same command again goes "
                        "on from the cache)")
     return "not run: " + (" or ".join(reasons) or "not reached")
-
-
-def _note_cells_not_run(protocols, results, reason: str) -> None:
-    """Rewrite the report of each protocol with cells not run, naming why (the runner
-    writes it knowing only that they were not run)."""
-    from optrank.experiments._report import to_markdown
-
-    for p in protocols:
-        result = results[p.name]
-        if result.stats.get("missing") and result.markdown_path is not None:
-            result.markdown = to_markdown(p, result.summary, result.rows, not_run_reason=reason)
-            result.markdown_path.write_text(result.markdown)
 
 
 def cmd_report(args) -> int:

@@ -522,6 +522,7 @@ def run_protocols(
     cached_only: bool = False,
     time_limit: float | None = None,
     shard: tuple[int, int] | None = None,
+    not_run_reason: str | None = None,
 ) -> dict[str, RunResult]:
     """Run the cells of several protocols together (one pool of work), one result each.
 
@@ -558,6 +559,10 @@ def run_protocols(
         ``missing`` count of each result's ``stats`` says how many were not reached),
         and a rerun with the same cache goes on from there. Sequential or Dask runs
         only (not with ``map_fn``).
+    not_run_reason
+        What the reports say of cells without a row (after "k of n cell(s)"); default
+        :data:`optrank.experiments._report.NOT_RUN_REASON`, which names every cause (the
+        command line says the one that applied).
     """
     if time_limit is not None and not time_limit > 0:
         raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
@@ -595,7 +600,8 @@ def run_protocols(
         measured[key] = result
         if store and not result["error"]:
             store.put(key, result, s)
-    return {p.name: _result(p, tasks, keys, measured, scores, cached, out) for p in protocols}
+    return {p.name: _result(p, tasks, keys, measured, scores, cached, out, not_run_reason)
+            for p in protocols}
 
 
 def _checked(protocols) -> list[Protocol]:
@@ -777,12 +783,13 @@ def _inner_bar(total: int, description: str):
     return tqdm(total=total, unit="fit", desc=description, leave=False)
 
 
-def _result(protocol, tasks, keys, measured, scores, cached, out) -> RunResult:
+def _result(protocol, tasks, keys, measured, scores, cached, out,
+            not_run_reason: str | None = None) -> RunResult:
     mine = [(t, k) for t, k in zip(tasks, keys, strict=True)
             if t.protocol is protocol and k in measured]
     rows = [{**_label(protocol, t.cell), **measured[k]} for t, k in mine]
     summary = summarise(protocol, rows)
-    markdown = to_markdown(protocol, summary, rows)
+    markdown = to_markdown(protocol, summary, rows, not_run_reason=not_run_reason)
     stats = {
         "cells": len(mine),
         "missing": sum(t.protocol is protocol for t in tasks) - len(mine),
