@@ -7,6 +7,7 @@ import importlib.util
 import math
 import re
 from dataclasses import dataclass, field, replace
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -192,6 +193,7 @@ def _entries(name: str, datasets) -> tuple[DatasetEntry, ...]:
     return entries
 
 
+@lru_cache(maxsize=1)
 def _optrank_estimators() -> list[str]:
     """optrank's public estimator names (its lazy table, so nothing is imported)."""
     import optrank
@@ -224,20 +226,30 @@ def _check_estimator(name: str, estimator) -> None:
 
 
 def _check_optrank_attr(name: str, estimator: str, module: str, attr: str) -> None:
+    problem = _optrank_attr_problem(module, attr)
+    if problem:
+        raise ValueError(f"protocol {name!r}: estimator {estimator!r}: {problem}")
+
+
+@cache
+def _optrank_attr_problem(module: str, attr: str) -> str:
+    """What is wrong with ``module:attr`` of optrank ('' if nothing), read once per pair:
+    every registered protocol, and each of its ``quick()`` / ``only()`` copies, is
+    checked when built."""
     try:
         spec = importlib.util.find_spec(module)
     except ModuleNotFoundError:
         spec = None
     origin = getattr(spec, "origin", None)
     if origin is None or not Path(origin).is_file():
-        raise ValueError(f"protocol {name!r}: estimator {estimator!r}: no module {module!r}")
+        return f"no module {module!r}"
     source = Path(origin).read_text()
-    if re.search(rf"\b{re.escape(attr)}\b", source) is None:
-        classes = re.findall(r"^class (\w+)", source, flags=re.MULTILINE)
-        close = difflib.get_close_matches(attr, classes, n=3)
-        hint = f"did you mean {close}?" if close else f"its classes: {classes}"
-        raise ValueError(f"protocol {name!r}: estimator {estimator!r}: {module} has no "
-                         f"{attr!r}; {hint}")
+    if re.search(rf"\b{re.escape(attr)}\b", source) is not None:
+        return ""
+    classes = re.findall(r"^class (\w+)", source, flags=re.MULTILINE)
+    close = difflib.get_close_matches(attr, classes, n=3)
+    hint = f"did you mean {close}?" if close else f"its classes: {classes}"
+    return f"{module} has no {attr!r}; {hint}"
 
 
 def _grid_values(name: str, key: str, values) -> list:
