@@ -80,4 +80,9 @@ def cmd_bench(args) -> int:
     )
     print(result.markdown)
     print(f"\nwrote {result.csv_path} and {result.markdown_path}")
+    failed = [r for r in result.rows if r["error"]]
+    if failed:  # the files hold the other rows; the status says the run is incomplete
+        print(f"optrank bench: {len(failed)} learner run(s) failed (see the 'failed:' lines)",
+              file=sys.stderr)
+        return 1
     return 0

@@ -6,6 +6,10 @@ and first-call imports); ``fit_s`` is the median of the other fits (of the one f
 ``repeats == 1``). Test AUC is that of the last fit on the case's fixed test part;
 ``ratio`` is the median divided by the fastest peer's median at the same case and size
 (NaN in the rows and the CSV where no peer ran, "-" in the table).
+
+A learner that raises is recorded as a row with its ``error`` (``Type: message``) and no
+timing, and the others go on; the files are rewritten after every row, so a run stopped
+by an error or an interrupt keeps what it measured.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ COLUMNS = (
     "ratio",
     "test_auc",
     "device",
+    "error",
 )
 
 
@@ -63,6 +68,28 @@ def load_case_data(case: BenchCase):
     X, y = load(case.dataset, dense=True)
     train, test = stratified_split(y, test_size=case.test_size, random_state=case.seed)
     return np.asarray(X, dtype=np.float64), np.asarray(y), train, test
+
+
+def check_case_data(case: BenchCase) -> None:
+    """Raise ``FileNotFoundError`` naming the case when its dataset's files are missing.
+
+    Called for every case before the first timing, so a missing dataset is an error
+    before any work (the embedded ``heart`` needs no file).
+    """
+    from optrank.data import resolve_name
+    from optrank.data._paths import data_home
+
+    spec = resolve_name(case.dataset)
+    if spec.embedded:
+        return
+    root = data_home()
+    missing = [s.path for s in spec.sources(spec.default_split) if not (root / s.path).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"benchmark case {case.name!r}: dataset {case.dataset!r} file(s) "
+            f"{', '.join(missing)} not found in data directory {root} (set OPTRANK_DATA to "
+            "the directory holding them)"
+        )
 
 
 def subset(train: np.ndarray, size: int | None, seed: int, y=None) -> np.ndarray:
@@ -111,6 +138,23 @@ def time_learner(name: str, X, y, X_test, y_test, repeats: int, seed: int) -> di
     }
 
 
+def time_or_error(name: str, X, y, X_test, y_test, repeats: int, seed: int) -> dict:
+    """:func:`time_learner`'s row with ``error`` empty, or, when the learner raises, a row
+    with the error (``Type: message``) and no timing (``None``)."""
+    try:
+        return {**time_learner(name, X, y, X_test, y_test, repeats, seed), "error": ""}
+    except Exception as exc:  # one learner failing must not lose the others' timings
+        log.warning("learner %s failed: %s: %s", name, type(exc).__name__, exc)
+        return {
+            "learner": name,
+            "kind": get_learner(name).kind,
+            "fit_s": None,
+            "first_s": None,
+            "test_auc": None,
+            "error": f"{type(exc).__name__}: {exc}",
+        }
+
+
 def run_case(
     case: BenchCase,
     *,
@@ -119,12 +163,19 @@ def run_case(
     learners: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[dict]:
-    """All (size, learner) rows of one case; unavailable learners are skipped and logged."""
+    """All (size, learner) rows of one case; unavailable learners are skipped and logged,
+    a learner that raises gets a row with its ``error`` and no timing."""
+    rows: list[dict] = []
+    _measure_case(case, rows, repeats, sizes, learners, progress)
+    return _add_ratios(rows)
+
+
+def _measure_case(case, rows, repeats, sizes, learners, progress, on_row=None) -> None:
+    """Append the case's rows to ``rows`` as they are measured; ``on_row()`` after each."""
     from optrank.data import Standardizer
 
     X, y, train, test = load_case_data(case)
     names = [n for n in (learners or case.learners) if _usable(n)]
-    rows = []
     done = set()
     for size in sizes if sizes is not None else case.sizes:
         n = train.size if size is None else min(int(size), train.size)
@@ -139,7 +190,7 @@ def run_case(
         scaler = Standardizer().fit(X[idx])
         X_tr, X_te = scaler.transform(X[idx]), scaler.transform(X[test])
         for name in names:
-            row = time_learner(name, X_tr, y[idx], X_te, y[test], repeats, case.seed)
+            row = time_or_error(name, X_tr, y[idx], X_te, y[test], repeats, case.seed)
             row.update(
                 case=case.name,
                 dataset=case.dataset,
@@ -148,12 +199,16 @@ def run_case(
                 d=X.shape[1],
             )
             rows.append(row)
+            if on_row is not None:
+                on_row()
             if progress is not None:
-                progress(
-                    f"{case.name} n={idx.size} {name}: {row['fit_s']:.3f} s, "
-                    f"AUC {row['test_auc']:.4f}"
-                )
-    return _add_ratios(rows)
+                progress(f"{case.name} n={idx.size} {name}: {_progress_words(row)}")
+
+
+def _progress_words(row: dict) -> str:
+    if row["error"]:
+        return f"failed: {row['error']}"
+    return f"{row['fit_s']:.3f} s, AUC {row['test_auc']:.4f}"
 
 
 def _usable(name: str) -> bool:
@@ -164,8 +219,18 @@ def _usable(name: str) -> bool:
 
 
 def _add_ratios(rows: list[dict]) -> list[dict]:
+    """``ratio`` of every timed row to the fastest timed peer of its case and size (NaN
+    where none); a failed row (``error`` set) has no ratio (``None``) and is no peer."""
     for row in rows:
-        peers = [r["fit_s"] for r in rows if r["kind"] == "peer" and r["n_train"] == row["n_train"]]
+        if row.get("error"):
+            row["ratio"] = None
+            continue
+        peers = [
+            r["fit_s"]
+            for r in rows
+            if r["kind"] == "peer" and not r.get("error")
+            and (r["case"], r["n_train"]) == (row["case"], row["n_train"])
+        ]
         row["ratio"] = row["fit_s"] / min(peers) if peers else float("nan")
     return rows
 
@@ -183,31 +248,50 @@ def run_bench(
     """Run the named cases and write ``bench.csv`` and ``bench.md`` to ``output_dir``.
 
     ``sizes`` replaces every case's size list (``None`` in it: the whole training
-    part); ``quick`` keeps the smallest size only. Unknown case or learner names raise
-    ``ValueError`` before anything runs.
+    part); ``quick`` keeps the smallest size only. Unknown case or learner names and
+    missing dataset files raise before anything runs. A learner that raises becomes a
+    row with its ``error`` and no timing (check ``row["error"]``). Both files are
+    rewritten after every row, so an exception or ``KeyboardInterrupt`` during the run
+    leaves the rows measured before it (with a line saying the run stopped early).
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     specs = [get_case(name) for name in cases]
     for name in learners or ():
         get_learner(name)
-    rows = []
     for case in specs:
-        use = tuple(sizes) if sizes is not None else case.sizes
-        use = _smallest(use) if quick else use
-        rows += run_case(case, repeats=repeats, sizes=use, learners=learners, progress=progress)
+        check_case_data(case)
+    out = Path(output_dir) if output_dir is not None else None
+    rows: list[dict] = []
+    try:
+        for case in specs:
+            use = tuple(sizes) if sizes is not None else case.sizes
+            use = _smallest(use) if quick else use
+            _measure_case(
+                case, rows, repeats, use, learners, progress,
+                on_row=lambda: _tabulate(rows, repeats, out),
+            )
+    except BaseException as exc:  # an error or an interrupt: keep what was measured
+        if rows:
+            _tabulate(rows, repeats, out, stopped=exc)
+        raise
+    device, markdown = _tabulate(rows, repeats, out)
+    csv_path, md_path = (out / "bench.csv", out / "bench.md") if out is not None else (None, None)
+    return BenchResult(rows, device, markdown, csv_path, md_path)
+
+
+def _tabulate(rows, repeats, out: Path | None, stopped: BaseException | None = None):
+    """Ratios, device and markdown of ``rows`` (written to ``out`` when given)."""
+    _add_ratios(rows)
     device = device_name()
     for row in rows:
         row["device"] = device
-    markdown = format_markdown(rows, device, repeats)
-    csv_path = md_path = None
-    if output_dir is not None:
-        out = Path(output_dir)
+    markdown = format_markdown(rows, device, repeats, stopped)
+    if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        csv_path, md_path = out / "bench.csv", out / "bench.md"
-        write_csv(rows, csv_path)
-        md_path.write_text(markdown + "\n")
-    return BenchResult(rows, device, markdown, csv_path, md_path)
+        write_csv(rows, out / "bench.csv")
+        (out / "bench.md").write_text(markdown + "\n")
+    return device, markdown
 
 
 def _smallest(sizes) -> tuple:
@@ -230,8 +314,14 @@ def _timing_words(repeats: int) -> str:
     return f"{repeats} fits per learner (fit s: median after the first)"
 
 
-def format_markdown(rows: list[dict], device: str, repeats: int) -> str:
-    """The table with a header line naming the device, the date and the load average."""
+def format_markdown(
+    rows: list[dict], device: str, repeats: int, stopped: BaseException | None = None
+) -> str:
+    """The table with a header line naming the device, the date and the load average.
+
+    A failed row reads "failed" in its time column and its error is listed below the
+    table; ``stopped``, the exception that ended the run early, is named there too.
+    """
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -244,18 +334,37 @@ def format_markdown(rows: list[dict], device: str, repeats: int) -> str:
     for r in rows:
         lines.append(
             f"| {r['case']} | {r['n_train']:,} | {r['n_test']:,} | {r['d']} | {r['learner']} "
-            f"| {r['kind']} | {r['fit_s']:.3f} | {r['first_s']:.3f} | {_ratio_cell(r['ratio'])} "
-            f"| {r['test_auc']:.4f} |"
+            f"| {r['kind']} | {_measure_cells(r)} |"
         )
-    if any(math.isnan(r["ratio"]) for r in rows):
+    if any(not r.get("error") and math.isnan(r["ratio"]) for r in rows):
         lines += ["", f"{NO_PEER_NOTE} (e.g. --learners named optrank learners only)"]
+    failed = [r for r in rows if r.get("error")]
+    if failed:
+        lines += [""] + [
+            f"failed: {r['case']} n={r['n_train']:,} {r['learner']}: "
+            f"{' '.join(str(r['error']).split())}"
+            for r in failed
+        ]
+    if stopped is not None:
+        why = type(stopped).__name__ + (f" ({stopped})" if str(stopped) else "")
+        lines += ["", f"stopped early by {why}: the rows above are those measured before it"]
     return "\n".join(lines)
+
+
+def _measure_cells(r: dict) -> str:
+    """The fit, first fit, ratio and AUC cells of a row ("failed" with no numbers)."""
+    if r.get("error"):
+        return "failed | - | - | -"
+    return (
+        f"{r['fit_s']:.3f} | {r['first_s']:.3f} | {_ratio_cell(r['ratio'])} "
+        f"| {r['test_auc']:.4f}"
+    )
 
 
 NO_PEER_NOTE = "ratio -: no peer run at that case and size"
 
 
-def _ratio_cell(ratio: float) -> str:
-    """The ratio as the table shows it: "-" where no peer ran (NaN in the row), since
-    "nan" reads as a failed measurement."""
-    return "-" if math.isnan(ratio) else f"{ratio:.2f}"
+def _ratio_cell(ratio: float | None) -> str:
+    """The ratio as the table shows it: "-" where no peer ran (NaN in the row) or the
+    row failed (``None``), since "nan" reads as a failed measurement."""
+    return "-" if ratio is None or math.isnan(ratio) else f"{ratio:.2f}"

@@ -10,10 +10,45 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import numbers
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 
 logger = logging.getLogger(__name__)
+
+SCHEDULER_FORMS = (
+    "None or 'sequential' (this process, one cell after another), 'local' (a Dask "
+    "LocalCluster), or a scheduler address such as 'tcp://host:8786' or 'host:8786'"
+)
+_HOST_PORT = re.compile(r"(\[[^\]\s]+\]|[^\s:/\[\]]+):\d+")
+
+
+def check_scheduler(scheduler: str | None, workers: int | None = None) -> str | None:
+    """``scheduler`` as the executors read it: None for a sequential run, else ``"local"``
+    or an address; anything else, or ``workers`` below 1, is a ``ValueError``.
+
+    Examples
+    --------
+    >>> check_scheduler("sequential"), check_scheduler("local", 2), check_scheduler("h:8786")
+    (None, 'local', 'h:8786')
+    >>> check_scheduler("lcoal")
+    Traceback (most recent call last):
+    ...
+    ValueError: scheduler 'lcoal' is not None or 'sequential' (this process, ...
+    """
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1
+    ):
+        raise ValueError(f"workers must be an integer >= 1 (LocalCluster workers), got "
+                         f"{workers!r}")
+    if scheduler is None or scheduler == "sequential":
+        return None
+    if isinstance(scheduler, str) and (
+        scheduler == "local" or "://" in scheduler or _HOST_PORT.fullmatch(scheduler)
+    ):
+        return scheduler
+    raise ValueError(f"scheduler {scheduler!r} is not {SCHEDULER_FORMS}")
 
 
 @contextlib.contextmanager
@@ -24,10 +59,17 @@ def dask_client(
 
     ``scheduler`` is ``"local"`` (or None) for a LocalCluster of ``workers`` workers with
     one thread each (default: one per core), or a scheduler address such as
-    ``"tcp://10.0.0.5:8786"``. The LocalCluster is closed on exit; a remote cluster is
+    ``"tcp://10.0.0.5:8786"`` (or ``"host:8786"``). ``"sequential"`` starts nothing and
+    yields None, which :func:`submit_all` reads as "run the items in turn in this
+    process". Any other value, or ``workers`` below 1, is a ``ValueError`` (checked
+    before Dask is imported). The LocalCluster is closed on exit; a remote cluster is
     left running. A scheduler that cannot be reached (within Dask's
     ``distributed.comm.timeouts.connect``) is a ``ConnectionError`` naming its address.
     """
+    check_scheduler(scheduler, workers)
+    if scheduler == "sequential":
+        yield None
+        return
     from distributed import Client, LocalCluster
 
     if scheduler in (None, "local"):
@@ -60,34 +102,42 @@ def submit_all(
 
     Without a ``deadline`` every item is submitted at once. With one (a
     :func:`time.monotonic` value), at most as many items as the cluster has worker
-    threads are in flight, and the next is submitted only while the deadline has not
-    passed: items already running finish, the rest are never started (and never yielded).
+    threads are in flight, counted again whenever a slot opens (workers that join
+    later get items too), and the next is submitted only while the deadline has not
+    passed: items already running finish, the rest are never started (and never
+    yielded). ``client`` None (``dask_client("sequential")``) runs the items in turn
+    in this process, an exception raised by ``fn`` propagating as in a sequential run.
     """
+    items = list(items)
+    if client is None:
+        yield from _in_turn(fn, items, deadline)
+        return
     from distributed import as_completed
 
-    items = list(items)
-    window = len(items) if deadline is None else max(1, sum(client.nthreads().values()))
-    futures: dict = {}
+    futures: dict = {}  # in flight -> index
 
-    def submit(index: int):
-        future = client.submit(fn, items[index], pure=False)
-        futures[future] = index
-        return future
+    def window() -> int:
+        return len(items) if deadline is None else max(1, sum(client.nthreads().values()))
 
     def open_slot() -> bool:
         return upcoming < len(items) and (deadline is None or time.monotonic() < deadline)
 
+    def fill() -> list:
+        nonlocal upcoming
+        new = []
+        limit = window() if open_slot() else 0
+        while open_slot() and len(futures) < limit:
+            future = client.submit(fn, items[upcoming], pure=False)
+            futures[future] = upcoming
+            new.append(future)
+            upcoming += 1
+        return new
+
     upcoming = 0
-    first = []
-    while open_slot() and upcoming < window:
-        first.append(submit(upcoming))
-        upcoming += 1
-    running = as_completed(first)
+    running = as_completed(fill())
     for future in running:
         index = futures.pop(future)
-        if open_slot():
-            running.add(submit(upcoming))  # keep the worker busy before handing back
-            upcoming += 1
+        running.update(fill())  # keep the workers busy before handing back
         try:
             yield index, future.result()
         except Exception as exc:  # the cell raised, or its worker died
@@ -95,6 +145,13 @@ def submit_all(
             yield index, exc
         finally:
             future.release()
+
+
+def _in_turn(fn: Callable, items: list, deadline: float | None) -> Iterator[tuple[int, object]]:
+    for index, item in enumerate(items):
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+        yield index, fn(item)
 
 
 def dask_map(client) -> Callable[[Callable, Iterable], list]:

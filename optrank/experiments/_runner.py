@@ -96,10 +96,21 @@ def cells(protocol: Protocol) -> list[Cell]:
 
 
 @lru_cache(maxsize=4)
-def _load(entry: DatasetEntry, split: str | None, max_instances: int | None, seed: int):
+def _load_file(name: str, split: str | None, binarize: str | None, missing: str, data_dir: str):
+    """A worker's cache of loaded datasets, keyed by what determines the load (not by the
+    repetition's seed, so the repetitions of one dataset share one copy). ``data_dir``,
+    the directory ``load`` resolves now, is only part of the key."""
     from optrank.data import load
 
-    X, y = load(entry.name, split=split, binarize=entry.binarize, missing=entry.missing)
+    return load(name, split=split, binarize=binarize, missing=missing)
+
+
+def _load(entry: DatasetEntry, split: str | None, max_instances: int | None, seed: int):
+    """(X, y) of ``entry``; with ``max_instances``, that many rows drawn with ``seed``
+    (kept in file order), taken from the cached load."""
+    from optrank.data._paths import data_home
+
+    X, y = _load_file(entry.name, split, entry.binarize, entry.missing, str(data_home()))
     if max_instances is not None and X.shape[0] > max_instances:
         keep = np.sort(np.random.default_rng(seed).permutation(X.shape[0])[:max_instances])
         X, y = X[keep], y[keep]
@@ -540,8 +551,9 @@ def run_protocols(
         for a failed item is recorded as an error row), e.g. ``dask_map(client)``.
     scheduler, workers, client
         Run on Dask: ``"local"`` starts a LocalCluster of ``workers`` workers, an address
-        connects to an existing scheduler; or pass a ``distributed.Client``. None with
-        no client runs sequentially in this process.
+        connects to an existing scheduler; or pass a ``distributed.Client``. None (or
+        ``"sequential"``) with no client runs sequentially in this process. Any other
+        scheduler value, or ``workers`` below 1, is a ``ValueError`` before anything runs.
     cache
         True: ``<output_dir>/.cache`` (no cache without an output directory); a path:
         that directory; False: no cache (every cell runs).
@@ -566,6 +578,10 @@ def run_protocols(
     """
     if time_limit is not None and not time_limit > 0:
         raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    if client is None:  # "sequential" is None; a typo or workers < 1 fails here, not later
+        from optrank.experiments._dask import check_scheduler
+
+        scheduler = check_scheduler(scheduler, workers)
     if time_limit is not None and map_fn is not None:
         raise ValueError("time_limit needs the built-in executors (sequential or Dask); "
                          "a map_fn runs its items as it likes")
