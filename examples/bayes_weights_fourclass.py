@@ -2,9 +2,8 @@
 
 Run: ``python examples/bayes_weights_fourclass.py [n_rows] [out.png]``
 
-Not a quick example: on fourclass the fit runs all of B2RMK's default 1000 sweeps
-(about 5 minutes at 400 rows on one core of the development machine, 2026-11-27);
-pass fewer rows, e.g. 150, for a run of about a minute.
+On fourclass the fit runs all of B2RMK's default 1000 sweeps: about 15 s at 400 rows
+on the 2-core development machine with its other core busy (2026-11-27).
 """
 
 import argparse

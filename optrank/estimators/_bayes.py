@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 import scipy.sparse as sp
@@ -37,6 +37,22 @@ from optrank.estimators._prefix import (
     _stratified_order,
 )
 
+_THREADED_MIN_BASIS = 2048
+"""Below this many basis rows a batch fit on the host runs with one BLAS thread."""
+
+
+def _host_blas(n_basis: int, backend: str):
+    """One BLAS thread for a host (numpy) fit on fewer than :data:`_THREADED_MIN_BASIS`
+    basis rows, the library's default otherwise (docs/bayes.md, "BLAS threads").
+
+    A sweep is a few hundred LAPACK/BLAS calls on n x n matrices; below n ~ 2000 their
+    threads only add synchronisation, and where another process holds a core they wait
+    for it: fourclass, n = 400, 50 sweeps with one core busy: 0.012 s per sweep with one
+    OpenBLAS thread, 1.09 s with two.
+    """
+    if backend != "numpy" or n_basis >= _THREADED_MIN_BASIS:
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 def _dense(X) -> np.ndarray:
     return X.toarray() if sp.issparse(X) else np.asarray(X)
@@ -280,7 +296,8 @@ class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
         else:
             prob = Problem(pool.matrices(X), pos, neg)
         rng = rng_from(self.random_state)
-        with _progress(self.verbose, self.max_iter, "B2RMK", "sweep") as bar:
+        with _host_blas(len(X), self.backend), \
+                _progress(self.verbose, self.max_iter, "B2RMK", "sweep") as bar:
             def shown(sweep, value):
                 bar.set_postfix(elbo=f"{value:.6g}", refresh=False)
                 bar.update(1)
@@ -477,7 +494,8 @@ class OB2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
                              rng_from(self.random_state),
                              accelerate=init.accelerate)
 
-        self.model_ = from_batch(init.result_, X[:n0], y[:n0], self.budget, refit=refit)
+        with _host_blas(n0, "numpy"):
+            self.model_ = from_batch(init.result_, X[:n0], y[:n0], self.budget, refit=refit)
         # the stream and the scores use the fit's kernels and budget (partial_fit refuses
         # others: the buffers' kernel rows and sizes are those of this fit)
         self.pool_, self.budget_ = pool, self.budget
