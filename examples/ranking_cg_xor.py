@@ -1,8 +1,11 @@
 """Figure 1 of Smooth Ranking-CG Prototype: test AUC per iteration on a noisy XOR problem.
 
 Ranking-CG Prototype (weights in [-1, 1]), its unbounded variant and Smooth Ranking-CG
-Prototype each run a fixed number of column-generation iterations (no early stop);
-the test AUC after every added prototype is drawn next to the scatter plot of the data.
+Prototype each run up to ``--iterations`` column-generation iterations: ``tol=0.0``
+turns off the stop on the relative change of the training AUC, but a model still stops
+early when its training AUC reaches 1 or no prototype prices out (docs/ranking_cg.md,
+"Deviations from the paper"). The test AUC after every added prototype is drawn next
+to the scatter plot of the data.
 The smooth model uses the mean pair error (C = 1e-3 of the paper's grid; with the sum of
 eq. 7 and 10,000 pairs, C <= 1 barely constrains the weights and the path is the
 unbounded one).

@@ -184,6 +184,23 @@ def check_count_fields(obj, names) -> None:
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 
+def check_flags(obj, names) -> None:
+    """Each named attribute of ``obj`` must be ``True`` or ``False`` (numpy's too): a
+    truthy stand-in such as ``bounded="False"`` or ``bias_correction="no"`` would
+    otherwise switch the option on.
+
+    >>> class P: threshold = "no"
+    >>> check_flags(P, ["threshold"])
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must be True or False, got 'no'
+    """
+    for name in names:
+        value = getattr(obj, name)
+        if not isinstance(value, bool | np.bool_):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
 def check_nonnegative_fields(obj, names) -> None:
     """``ValueError`` naming the first of ``names`` whose value on ``obj`` is not a finite
     number >= 0 (tolerances: 0 asks to run to the iteration cap)."""

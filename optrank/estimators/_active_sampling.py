@@ -1,6 +1,8 @@
 """ASRankSVM and ASCRC: active sampling of pairs and points (Shen & Lin, Algorithm 1).
 
-Start from ``step`` random elements of ``D* = D_pair U D_pseu``; train a weighted
+Start from ``step`` elements of ``D* = D_pair U D_pseu`` drawn as every round's
+candidates are (a real pair with probability ``gamma``, else a pseudo-pair; uniform
+over ``D*`` only at ``gamma="uniform"``), all accepted; train a weighted
 hinge-loss linear SVM on the chosen pool; then repeat: sample ``step`` more elements
 with the strategy (w fixed within the round), re-weight the pool (section 4.1) and
 re-train warm-started from the previous dual, until ``|L*| >= budget``.
@@ -8,6 +10,7 @@ re-train warm-started from the previous dual, until ``|L*| >= budget``.
 
 from __future__ import annotations
 
+import numbers
 import time
 import warnings
 
@@ -18,6 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 from optrank._validation import (
     caller_stacklevel,
     check_count_fields,
+    check_flags,
     check_nonnegative_fields,
     check_positive_fields,
     rng_from,
@@ -44,6 +48,15 @@ from optrank.pairs import PairSet
 
 _MIN_CANDIDATES = 200_000  # per round; fewer acceptances than asked ends the run
 _HISTORY_KEYS = ("n_pairs", "auc", "n_rejected", "n_candidates", "dcd_epochs", "time")
+
+
+def _check_gamma(gamma) -> None:
+    """``gamma``: a real number in [0, 1] (not a boolean) or ``"uniform"``."""
+    if isinstance(gamma, str) and gamma == "uniform":
+        return
+    if (isinstance(gamma, bool | np.bool_) or not isinstance(gamma, numbers.Real)
+            or not 0.0 <= float(gamma) <= 1.0):
+        raise ValueError(f"gamma must be a number in [0, 1] or 'uniform', got {gamma!r}")
 
 
 class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
@@ -194,8 +207,8 @@ class ActiveSamplingRankSVM(RankerMixin, BaseEstimator):
         if self.budget < self.step:
             raise ValueError(f"need step <= budget, got step={self.step}, "
                              f"budget={self.budget}")
-        if not (self.gamma == "uniform" or 0.0 <= float(self.gamma) <= 1.0):
-            raise ValueError(f"gamma must lie in [0, 1], got {self.gamma}")
+        _check_gamma(self.gamma)
+        check_flags(self, ("threshold", "bias_correction", "track_history"))
         check_positive_fields(self, ("C",))
         check_nonnegative_fields(self, ("tol",))
 

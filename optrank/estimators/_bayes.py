@@ -10,7 +10,13 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from optrank._validation import check_positive_fields, is_count, is_positive, rng_from
+from optrank._validation import (
+    check_flags,
+    check_positive_fields,
+    is_count,
+    is_positive,
+    rng_from,
+)
 from optrank.bayes._batch import BatchHyper, fit_batch
 from optrank.bayes._kernels import DEFAULT_DEGREES, DEFAULT_WIDTHS, KernelPool
 from optrank.bayes._koil import koil_init, koil_scores, koil_step, pool_mean_kernel
@@ -62,11 +68,6 @@ def _check_count(est, *names) -> None:
     for name in names:
         if not is_count(getattr(est, name)):
             raise ValueError(f"{name} must be an integer >= 1, got {getattr(est, name)!r}")
-
-
-def _check_bool(est, name) -> None:
-    if not isinstance(getattr(est, name), (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {getattr(est, name)!r}")
 
 
 def _check_fraction(est, name, closed_right: bool) -> None:
@@ -282,7 +283,7 @@ class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
         hyper = self._hyper()  # settings errors before any work
         if not (self.tol == 0 or is_positive(self.tol)):
             raise ValueError(f"tol must be a finite number >= 0, got {self.tol!r}")
-        _check_bool(self, "accelerate")
+        check_flags(self, ["accelerate"])
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
         pool = self._pool()  # checks the widths and degrees
@@ -462,8 +463,8 @@ class OB2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
         self._hyper(C=self.C)  # settings errors before any work (this fit's C, not C_)
         check_budget(self.budget)
         _check_count(self, "init_max_iter")
-        _check_bool(self, "shuffle")
-        _check_bool(self, "init_accelerate")
+        check_flags(self, ["shuffle"])
+        check_flags(self, ["init_accelerate"])
         _check_fraction(self, "init_fraction", closed_right=False)
         _check_grid(self, "C_grid")
         pool = self._pool()  # checks the widths and degrees
@@ -641,7 +642,7 @@ class KOIL(_DensifiesSparse, RankerMixin, BaseEstimator):
                              "kernel='pool' averages the whole pool")
         _check_count(self, "budget", "k")
         check_positive_fields(self, ("C", "eta") + (("width",) if gaussian else ()))
-        _check_bool(self, "shuffle")
+        check_flags(self, ["shuffle"])
         if not self.eta < 1:  # each step scales the weights by (1 - eta)
             raise ValueError(f"eta must be in (0, 1), got {self.eta!r}")
         _check_fraction(self, "tune_fraction", closed_right=True)

@@ -23,6 +23,7 @@ from sklearn.pipeline import Pipeline
 from optrank._digest import array_digest, exact_value
 from optrank._validation import (
     check_count_fields,
+    check_flags,
     check_nonnegative_fields,
     check_positive_fields,
     check_top_k,
@@ -47,6 +48,7 @@ from optrank.pairs import PairSet
 
 FIRST_PROTOTYPE = ("random", "best")
 SUPPORT_TOL = 1e-9
+REDUCED_COST_TOL = 1e-9  # of the z-scored column: free of the data's distance units
 
 
 PATH_CACHE_ENTRIES = 8  # 5 CV folds + refit per process, with room to spare
@@ -97,8 +99,23 @@ def _remember(key: str, path: _Path) -> None:
         _PATHS.popitem(last=False)
 
 
+def _reduced_cost(X, found) -> float:
+    """``|g(q)| / sd_q``: the reduced cost of the z-scored column that ``q`` would add.
+
+    ``|g(q)|`` is in the units of the data's distances (it shrinks with ``X``: on glass0
+    standardised and multiplied by 1e-10 every ``|g|`` was below 1e-9), the column added
+    is ``D / sd_q`` with ``sd_q`` the deviation of the training distances to ``q`` (as
+    :func:`distance_scaling` scales the column), so the ratio is the same at every scale
+    of ``X``.
+    """
+    _, scale = distance_scaling(euclidean_distances(X, found.q[None, :]))
+    return float(found.value / scale[0])
+
+
 class _RankingCGBase(RankerMixin, BaseEstimator):
     """The column-generation loop shared by the smooth, bounded and unbounded variants."""
+
+    _flags: tuple[str, ...] = ("warm_start",)  # boolean parameters, checked in fit
 
     def _master_terms(self) -> tuple[float, float]:  # pragma: no cover - interface
         raise NotImplementedError
@@ -113,6 +130,7 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
             check_count_fields(self, ("max_prototypes", "n_starts", "max_pricing_steps"))
             check_positive_fields(self, ("learning_rate",))
             check_nonnegative_fields(self, ("tol", "pricing_tol"))
+            check_flags(self, self._flags)
             val = check_validation_set(X_val, y_val, X.shape[1],
                                        getattr(self, "pos_label", None))
             if val is not None and not isinstance(val[0], np.ndarray):
@@ -191,7 +209,8 @@ class _RankingCGBase(RankerMixin, BaseEstimator):
             found = price(X, a, self.n_starts, self.learning_rate, self.max_pricing_steps,
                           self.pricing_tol)
             pricing_time = time.perf_counter() - t0
-            if found.value <= SUPPORT_TOL:  # no column prices out: the LP is optimal
+            # no column prices out (reduced cost of the z-scored column): the LP is optimal
+            if _reduced_cost(X, found) <= REDUCED_COST_TOL:
                 reason = "optimal"
                 break
             q, z_prev = found.q, z
@@ -298,6 +317,8 @@ class SmoothRankingCG(_RankingCGBase):
         point of eq. 11 with all pair duals 1 (deterministic).
     n_starts, learning_rate, max_pricing_steps, pricing_tol
         Pricing: starts under vmap, Adam step (1e-3), step cap (1000), relative tol (1e-5).
+        The Adam step is in the units of ``X``: standardise the inputs (or scale
+        ``learning_rate`` with them).
     warm_start : bool
         Keep the persistent HiGHS model (only for ``solver="highs"``).
     solver_options : dict or None
@@ -312,6 +333,16 @@ class SmoothRankingCG(_RankingCGBase):
     pairs_ : PairSet aligned with ``duals_``.
     history_ : list of dicts per iteration (objective, train_auc, val_auc,
         n_support_pairs, master_time, pricing_time, ...).
+
+    Notes
+    -----
+    Standardise the inputs (e.g. ``sklearn.preprocessing.StandardScaler``, as the
+    reproduction protocol does): the pricing's Adam step ``learning_rate`` is a distance
+    in the units of ``X``, so on data of another scale it is far too small or too large
+    for the pricing to move from its training-point start. The other stopping rules do
+    not depend on the scale: the relative change of the training AUC, and "no column
+    prices out", which compares the reduced cost of the z-scored column,
+    ``|g(q)| / sd_q``, with 1e-9.
 
     Examples
     --------
@@ -360,7 +391,8 @@ class RankingCG(_RankingCGBase):
 
     ``bounded=False`` drops the box: the Unbounded Ranking-CG Prototype of Figure 1.
     ``tol`` is the convergence parameter ``alpha`` the paper tunes by cross-validation.
-    Other parameters and attributes as :class:`SmoothRankingCG`.
+    Other parameters and attributes as :class:`SmoothRankingCG`; standardise the inputs
+    as there (the pricing's Adam step is in the units of ``X``).
 
     Examples
     --------
@@ -371,6 +403,8 @@ class RankingCG(_RankingCGBase):
     >>> bool(np.all(np.abs(model.weights_) <= 1 + 1e-9))
     True
     """
+
+    _flags = ("bounded", "warm_start")
 
     def __init__(self, bounded: bool = True, max_prototypes: int = 50, solver="highs",
                  random_state=None, *, tol: float = 0.01, form: str = "dual",

@@ -30,6 +30,7 @@ SOFT = ("soft-close", "soft-correct", "random")
 HARD = ("hard-close", "hard-correct")
 STRATEGIES = SOFT + HARD
 _MAX_BATCH = 65_536  # candidates scored at once (bounds the gathered rows' memory)
+_DENSE_FLOATS = 1 << 24  # sparse training rows densified at once by all_rows (128 MB)
 
 
 def acceptance_probability(margin, strategy: str) -> np.ndarray:
@@ -54,7 +55,25 @@ def acceptance_probability(margin, strategy: str) -> np.ndarray:
 
 @dataclass
 class Scorer:
-    """Scores ``s~_k = w.x_k - theta`` of training rows (index -1 scores 0)."""
+    """Scores ``s~_k = w.x_k - theta`` of training rows (index -1 scores 0).
+
+    Sparse rows are densified and scored with the dense product, as
+    :func:`optrank.models._crc.crc_differences` builds the pool: a sparse product sums in
+    another order, and its last-bit differences changed which candidates were accepted,
+    so a CSR copy of the data gave another model (coef_ 0.44 apart on
+    ``load_embedded``, soft-correct) until 2026-11-27. The rows gathered for candidates
+    (at most ``_MAX_BATCH``, the memory the dense path takes too) are densified at
+    once; :meth:`all_rows` densifies the training set at once up to ``_DENSE_FLOATS``
+    entries and by blocks of rows beyond (equal to the dense scores to rounding there:
+    BLAS may sum a row in another order when the number of rows differs).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> X = np.array([[1.0, 2.0], [0.0, 3.0]])
+    >>> Scorer(sp.csr_matrix(X), np.array([1.0, -1.0]), 0.5).rows(np.array([1, -1])).tolist()
+    [-3.5, 0.0]
+    """
 
     X: np.ndarray | sp.csr_matrix
     w: np.ndarray
@@ -62,14 +81,21 @@ class Scorer:
 
     def rows(self, idx: np.ndarray) -> np.ndarray:
         safe = np.where(idx < 0, 0, idx)
-        s = np.asarray(self.X[safe] @ self.w).ravel() - self.theta
+        R = self.X[safe]
+        R = R.toarray() if sp.issparse(R) else R
+        s = np.asarray(R @ self.w).ravel() - self.theta
         return np.where(idx < 0, 0.0, s)
 
     def margins(self, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
         return self.rows(pos) - self.rows(neg)
 
     def all_rows(self) -> np.ndarray:
-        return np.asarray(self.X @ self.w).ravel() - self.theta
+        if not sp.issparse(self.X):
+            return np.asarray(self.X @ self.w).ravel() - self.theta
+        n, d = self.X.shape
+        step = max(1, _DENSE_FLOATS // max(d, 1))
+        return np.concatenate([self.X[i:i + step].toarray() @ self.w
+                               for i in range(0, max(n, 1), step)]) - self.theta
 
 
 @dataclass(frozen=True)

@@ -226,16 +226,24 @@ class DualMaster(_Master):
     def _primal_view(self, sol: Solution, w: np.ndarray, pi: np.ndarray) -> Solution:
         """The dual model's solution read as the primal master's (``form="dual"``): the
         primal optimum ``-sol.objective``, ``w`` (the duals of the prototype rows), the
-        slacks ``xi = max(0, 1 - D w)`` and ``s = |w - w_old|`` they imply, and the pair
-        duals ``pi``; the dual model's own variables stay in ``stats["dual_model"]``."""
+        slacks ``xi = max(0, 1 - D w)`` and ``s = |w - w_old|`` they imply, the pair
+        duals ``pi`` and, when smoothing, the duals of the smoothing rows,
+        ``alpha = max(u, 0)`` (``smooth_pos``) and ``beta = max(-u, 0)``
+        (``smooth_neg``) from ``u = u^+ - u^-`` of the smoothed prototypes (eq. 8:
+        ``u = alpha - beta``, one of the two rows slack unless ``w_t = w_old_t``); the
+        dual model's own variables stay in ``stats["dual_model"]``."""
         D = np.column_stack(self.columns)
         primal = {"w": w, "xi": np.maximum(0.0, 1.0 - D @ w)}
+        dual = {"pairs": pi}
         if self.smooth and self.n_prototypes > 1:
-            primal["s"] = np.abs(w[: self.n_prototypes - 1] - self.w[: self.n_prototypes - 1])
+            m = self.n_prototypes - 1
+            primal["s"] = np.abs(w[:m] - self.w[:m])
+            u = np.asarray(sol.primal["u_pos"][:m]) - np.asarray(sol.primal["u_neg"][:m])
+            dual["smooth_pos"], dual["smooth_neg"] = np.maximum(u, 0.0), np.maximum(-u, 0.0)
         stats = {**sol.stats, "dual_objective": -sol.objective,
                  "dual_model": {"primal": sol.primal, "dual": sol.dual}}
         return Solution(sol.status, objective=-sol.objective, primal=primal,
-                        dual={"pairs": pi}, backend=sol.backend, form="dual",
+                        dual=dual, backend=sol.backend, form="dual",
                         message=sol.message, stats=stats)
 
     def _update_smoothing(self, w_old: np.ndarray) -> None:
@@ -293,6 +301,8 @@ def make_master(n_pairs: int, C: float = 0.0, box: float = np.inf, solver="highs
     >>> round(res.objective, 6), res.weights.round(6).tolist()
     (1.5, [1.0])
     """
+    if not isinstance(warm_start, bool | np.bool_):
+        raise ValueError(f"warm_start must be True or False, got {warm_start!r}")
     if isinstance(solver, str) and solver.lower() == "auto":
         solver = AUTO_LP  # the master is an LP: what solve(program, "auto") picks for it
     specs = resolve_solver(solver)
