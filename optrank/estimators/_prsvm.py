@@ -32,6 +32,11 @@ _BACKENDS = ("numpy", "jax")
 _BLAS_THREADS = 1
 _PRECONDITIONERS = (None, "jacobi")
 _GRAM_MIN_FEATURES = 256  # kernel features (NBAM/FBAM: 1600); d x d must be small
+# scores closer than this times the largest |score| count as tied in ``accuracy_threshold``
+# (rounding of X @ w: CSR and dense input differ by an ulp, 1e-12 is about 4,500 ulps)
+_TIE_RTOL = 1e-12
+# a row "dominates" ||g(0)|| when leaving it out leaves less than this fraction of it
+_DOMINANT_ROW = 0.1
 
 
 def make_oracle(X, y_pm, C: float, sample_weight=None, backend: str = "numpy"):
@@ -59,28 +64,65 @@ def _gram_after(X) -> int | None:
     return max(16, X.shape[1] // 16)
 
 
-def accuracy_threshold(scores: np.ndarray, y_pm: np.ndarray) -> float:
-    """Score threshold that maximises training accuracy of ``scores > threshold``.
+def accuracy_threshold(scores: np.ndarray, y_pm: np.ndarray, sample_weight=None) -> float:
+    """Score threshold that maximises the training accuracy of ``scores > threshold``.
+
+    ``sample_weight`` weights each sample's vote (integer weights act as repeated
+    samples). Scores closer than ``1e-12`` times the largest ``|score|`` count as tied:
+    the cut falls in a wider gap wherever one is as accurate, and a cut above or below
+    every score lies that far from it, so predictions do not flip on a rounding
+    difference of the scores (CSR against dense input: 1 ulp). Only where splitting a
+    near tie is strictly more accurate does the cut fall inside it.
 
     Examples
     --------
     >>> accuracy_threshold(np.array([0.0, 0.25, 0.75, 1.0]), np.array([-1, -1, 1, 1]))
     0.5
+    >>> s, y = np.array([0.0, 0.5, 1.0]), np.array([1, -1, 1])
+    >>> accuracy_threshold(s, y), accuracy_threshold(s, y, np.array([3.0, 1.0, 1.0]))
+    (0.75, -1e-12)
     """
     order = np.argsort(-scores, kind="stable")
-    s, pos = scores[order], (y_pm[order] > 0).astype(np.int64)
-    tp = np.concatenate([[0], np.cumsum(pos)])  # positives among the top k
-    k = np.arange(s.size + 1)
-    correct = tp + (s.size - pos.sum()) - (k - tp)
-    valid = np.ones(s.size + 1, dtype=bool)
-    valid[1:-1] = s[:-1] > s[1:]
-    best = int(np.argmax(np.where(valid, correct, -1)))
-    if best == 0:
-        return float(s[0])
-    if best == s.size:
-        return float(np.nextafter(s[-1], -np.inf))
+    s, pos = scores[order], y_pm[order] > 0
+    weight = None if sample_weight is None else np.asarray(sample_weight, np.float64)[order]
+    tie = _TIE_RTOL * float(np.abs(s).max())
+    best = _best_cut(s, _cut_accuracy(pos, weight), tie)
+    if best == 0:  # every sample negative
+        return _beyond(s[0], tie, 1.0)
+    if best == s.size:  # every sample positive
+        return _beyond(s[-1], tie, -1.0)
     mid = 0.5 * (s[best - 1] + s[best])  # may round up to s[best - 1] for adjacent floats
     return float(mid if mid < s[best - 1] else s[best])
+
+
+def _cut_accuracy(pos: np.ndarray, weight) -> np.ndarray:
+    """Correct (or correctly weighted) samples when the top ``k`` scores, ``k = 0..n``,
+    are predicted positive; ``pos`` and ``weight`` in descending score order."""
+    if weight is None:
+        pos = pos.astype(np.int64)
+        tp = np.concatenate([[0], np.cumsum(pos)])  # positives among the top k
+        k = np.arange(pos.size + 1)
+        return tp + (pos.size - pos.sum()) - (k - tp)
+    tp = np.concatenate([[0.0], np.cumsum(weight * pos)])
+    fp = np.concatenate([[0.0], np.cumsum(weight * ~pos)])
+    return tp + (fp[-1] - fp)
+
+
+def _best_cut(s: np.ndarray, correct: np.ndarray, tie: float) -> int:
+    """The ``k`` of the most accurate cut between distinct scores: the first one in a
+    gap wider than ``tie`` where that is as accurate (to ``_TIE_RTOL`` of the total)."""
+    gap = np.full(s.size + 1, np.inf)
+    gap[1:-1] = s[:-1] - s[1:]
+    best = int(np.argmax(np.where(gap > 0, correct, -1)))
+    wide = int(np.argmax(np.where(gap > tie, correct, -1)))
+    slack = _TIE_RTOL * float(correct[0] + correct[-1])  # the total (weight)
+    return wide if correct[wide] >= correct[best] - slack else best
+
+
+def _beyond(score: float, tie: float, direction: float) -> float:
+    """A cut ``tie`` above (``direction = 1``) or below ``score``, at least one ulp."""
+    cut = score + direction * tie
+    return float(cut if cut != score else np.nextafter(score, direction * np.inf))
 
 
 class PRSVMPlus(RankerMixin, BaseEstimator):
@@ -95,7 +137,9 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
     C : float
         Weight of the (unnormalised) sum of pair losses.
     tol : float
-        Stop when ``||grad|| <= tol * ||grad at 0||``.
+        Stop when ``||grad|| <= tol * ||grad at 0||``. One outlier row can dominate
+        ``||grad at 0||`` (a feature with a large offset): standardise the features;
+        a fit that stops at once for that reason warns (docs/prsvm.md).
     max_iter : int
         Maximum number of Newton iterations.
     max_cg_iter : int or None
@@ -120,7 +164,8 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
     coef_ : ndarray of shape (n_features,)
         Ranking weights; ``decision_function(X) = X @ coef_``.
     threshold_ : float
-        Score threshold maximising training accuracy (used by ``predict`` only).
+        Score threshold maximising the (weighted) training accuracy, never within
+        ``1e-12`` relative of a training score where avoidable (used by ``predict`` only).
     n_iter_ : int
         Newton iterations run.
     history_ : dict of ndarray
@@ -195,8 +240,9 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
 
         Rows of weight 0 are left out altogether: from the pairs, from the feature map of
         the kernel variants (NBAM's landmarks and bandwidth, FBAM's width) and from
-        ``threshold_``. Positive weights weight the pairs only; a feature map is fitted
-        unweighted on the rows kept.
+        ``threshold_``. Positive weights weight the pairs and the training accuracy of
+        ``threshold_``; a feature map is fitted unweighted on the rows kept. A scalar
+        weighs every row alike.
         """
         self._check_params()
         X, y_pm = validate_ranking_data(self, X, y)
@@ -220,8 +266,29 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
                           f"{self.max_iter} steps without reaching tol={self.tol} (converged_ "
                           "is False); raise max_iter or max_cg_iter", ConvergenceWarning,
                           stacklevel=caller_stacklevel())
-        self.threshold_ = accuracy_threshold(_scores(Z, self.coef_), y_pm)
+        self._warn_dominated_reference(Z, y_pm, sw, res)
+        self.threshold_ = accuracy_threshold(_scores(Z, self.coef_), y_pm, sw)
         return self
+
+    def _warn_dominated_reference(self, Z, y_pm, sw, res):
+        """Warn when a fit reported converged after at most one Newton step only because
+        one row dominates ``||g(0)||``: without that row the same ``tol`` would not hold
+        (docs/prsvm.md, "Truncated Newton"). Checked on such fits only (three passes)."""
+        from optrank.models._prsvm_oracle import PRSVMOracle, grad_at_zero_without_one_row
+
+        if not res.converged or res.n_iter > 1:
+            return
+        g0, rest = grad_at_zero_without_one_row(Z, y_pm, self.C, sw)
+        level = max(self.tol * rest, PRSVMOracle(Z, y_pm, self.C, sw).grad_floor())
+        if rest > _DOMINANT_ROW * g0 or res.history["grad_norm"][-1] <= level:
+            return
+        warnings.warn(f"{type(self).__name__}: converged_ after {res.n_iter} Newton step(s) "
+                      f"because one row makes up most of the gradient norm at w = 0 that tol "
+                      f"is relative to ({g0:.3g}; {rest:.3g} without it), so coef_ may be far "
+                      "from the optimum (an outlier in an unscaled feature, e.g. one 0 in a "
+                      "column near 1.7e9): standardise the features, or lower tol below "
+                      f"{self.tol * rest / g0:.1g}", ConvergenceWarning,
+                      stacklevel=caller_stacklevel())
 
     def _newton(self, Z, y_pm, sw, w0):
         """Truncated Newton on the oracle of ``self.backend`` from ``w0``."""

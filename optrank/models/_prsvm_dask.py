@@ -238,5 +238,6 @@ def prsvm_dask_fit(
                       f"reaching tol={tol} (converged_ is False); raise max_iter or "
                       "max_cg_iter", ConvergenceWarning, stacklevel=2)
     model.classes_, model.n_features_in_ = classes, Xd.shape[1]
-    model.threshold_ = accuracy_threshold(oracle.scores(res.x)[keep], y_pm[keep])
+    kept_weight = None if sw is None else sw[keep]
+    model.threshold_ = accuracy_threshold(oracle.scores(res.x)[keep], y_pm[keep], kept_weight)
     return model

@@ -43,7 +43,9 @@ class ActiveSet(NamedTuple):
 def sort_scores(u: np.ndarray, is_pos: np.ndarray, hint: np.ndarray | None = None) -> np.ndarray:
     """Order of ``u`` ascending with ties broken negatives-first.
 
-    ``hint`` (a previous order) makes the sort of nearly sorted scores cheaper.
+    ``hint`` (a previous order) sorts ``u[hint]`` instead. It is no faster (numpy's
+    argsort does not exploit order; docs/prsvm.md); it stays because dropping it changes
+    the order among tied scores, hence the rounding and the bits of fitted coefficients.
     """
     order = np.argsort(u) if hint is None else hint[np.argsort(u[hint])]
     us, ps = u[order], is_pos[order]
@@ -110,10 +112,13 @@ def _pm_labels(y, n: int) -> np.ndarray:
 
 
 def _row_weights(sample_weight, n: int):
-    """``sample_weight`` as ``n`` finite non-negative float64 weights (``None`` kept)."""
+    """``sample_weight`` as ``n`` finite non-negative float64 weights (``None`` kept; a
+    scalar is broadcast to every sample)."""
     if sample_weight is None:
         return None
     w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 0:  # a scalar weighs every sample alike, as in scikit-learn
+        w = np.full(n, float(w))
     if w.shape != (n,):
         raise ValueError(f"sample_weight must have shape ({n},), got {w.shape}")
     if not (np.isfinite(w).all() and (w >= 0).all()):
@@ -133,6 +138,64 @@ def score_grad_norm_at_zero(is_pos: np.ndarray, weight=None) -> float:
     s = np.ones(is_pos.size) if weight is None else np.asarray(weight, dtype=np.float64)
     sp_, sn = s[is_pos], s[~is_pos]
     return float(2.0 * np.sqrt(sn.sum() ** 2 * (sp_ @ sp_) + sp_.sum() ** 2 * (sn @ sn)))
+
+
+def grad_at_zero_without_one_row(X, y, C: float, weight=None) -> tuple[float, float]:
+    """``||g(0)||`` and its smallest value over the data less one row.
+
+    At ``w = 0`` every pair is active and ``g(0) = C X^T g_o = 2 C S_+ S_- (m_- - m_+)``
+    (``m_+``, ``m_-``: weighted class means). Leaving row ``i`` out changes it by exactly
+    ``C g_o,i (x_i - m)``, ``m`` the mean of the other class, which three passes over
+    ``X`` give for every row (up to the rounding of an expanded square); the row found
+    is then taken out exactly. Only rows whose class keeps another row count. A second
+    value far below the first means one row dominates the stopping rule's reference
+    (an outlier in a feature with a large offset).
+
+    Examples
+    --------
+    >>> X = np.array([[0.0], [1.0], [1e6], [1.0]])  # the third row dominates g(0)
+    >>> grad_at_zero_without_one_row(X, np.array([1, 1, -1, -1]), C=1.0)
+    (4000000.0, 2.0)
+    """
+    is_pos = np.asarray(y) > 0
+    s = np.ones(is_pos.size) if weight is None else np.asarray(weight, dtype=np.float64)
+    total_p, total_n = s[is_pos].sum(), s[~is_pos].sum()
+    sums = _xt_cols(X, np.column_stack([s * is_pos, s * ~is_pos]))
+    m_p, m_n = sums[:, 0] / total_p, sums[:, 1] / total_n
+    g0 = 2.0 * C * total_p * total_n * (m_n - m_p)
+    a = C * np.where(is_pos, -2.0 * s * total_n, 2.0 * s * total_p)  # C g_o at w = 0
+    i = _dominant_row(X, is_pos, a, g0, m_p, m_n)
+    if i is None:
+        return float(np.linalg.norm(g0)), float(np.linalg.norm(g0))
+    row = X[i].toarray().ravel() if sp.issparse(X) else np.asarray(X[i], dtype=np.float64)
+    rest = g0 - a[i] * (row - (m_n if is_pos[i] else m_p))
+    return float(np.linalg.norm(g0)), float(np.linalg.norm(rest))
+
+
+def _dominant_row(X, is_pos, a, g0, m_p, m_n) -> int | None:
+    """The row ``i`` minimising ``||g0 - a_i (x_i - m)||`` (``m``: the other class's
+    mean), by the expanded square; ``None`` when no class has two rows."""
+    prod = np.asarray(X @ np.column_stack([m_p, m_n, g0]), dtype=np.float64)
+    xm = np.where(is_pos, prod[:, 1], prod[:, 0])
+    mm = np.where(is_pos, m_n @ m_n, m_p @ m_p)
+    mg = np.where(is_pos, m_n @ g0, m_p @ g0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        dev = np.maximum(_row_sq_norms(X) - 2.0 * xm + mm, 0.0)
+        left = g0 @ g0 - 2.0 * a * (prod[:, 2] - mg) + a * a * dev
+    class_size = np.where(is_pos, is_pos.sum(), (~is_pos).sum())
+    left[(class_size < 2) | np.isnan(left)] = np.inf
+    return int(np.argmin(left)) if np.isfinite(left).any() else None
+
+
+def _xt_cols(X, Z: np.ndarray) -> np.ndarray:
+    """``X^T Z`` for a few columns ``Z`` (dense or CSR ``X``), as a dense array."""
+    return np.asarray(X.T @ Z, dtype=np.float64)
+
+
+def _row_sq_norms(X) -> np.ndarray:
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", X, X)
 
 
 def _centred(v: np.ndarray) -> np.ndarray:

@@ -233,7 +233,7 @@ def gradient_floor(C: float, frobenius: float, score_grad_norm: float) -> float:
 
 
 _OVERFLOW = ("the objective, its gradient or its curvature is not finite (overflow in "
-             "float64): scale the features or lower C")
+             "float64): scale the features or the sample weights, or lower C")
 
 
 def _finite(f, g):
