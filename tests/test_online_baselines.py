@@ -97,7 +97,7 @@ def np_moments(X, Y, lr, lam, delta=None, rank=None, key=None):
         mean[own] = mean[own] + (x - mean[own]) / T[own]
         ref.setdefault(own, x)
         if rank:
-            r = np.asarray(jax.random.normal(sub, (rank,), F64))
+            r = np.asarray(jax.random.normal(sub, (rank,), jnp.float32), np.float64)
             second[own] = second[own] + np.outer(x - ref[own], r) / np.sqrt(rank)
         else:
             second[own] = second[own] + np.outer(x - ref[own], x - ref[own])

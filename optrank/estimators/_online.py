@@ -59,12 +59,15 @@ def quiet_divergence():
         yield
 
 
-def _padded_rows(X: sp.csr_matrix, dtype):
+def _padded_rows(X: sp.csr_matrix, dtype, bucket: bool = False):
     """CSR rows as ``(indices, values)`` padded with value 0 to the longest row (a column
-    stored twice in a row is summed first)."""
+    stored twice in a row is summed first); with ``bucket``, to the next power of two
+    (:func:`_binary_spans`: the widths a stream of batches compiles for)."""
     X = canonical_csr(X)
     counts = np.diff(X.indptr)
     width = max(int(counts.max(initial=0)), 1)
+    if bucket:
+        width = 1 << (width - 1).bit_length()
     idx = np.zeros((X.shape[0], width), np.int32)
     val = np.zeros((X.shape[0], width), dtype)
     rows = np.repeat(np.arange(X.shape[0]), counts)
@@ -72,6 +75,29 @@ def _padded_rows(X: sp.csr_matrix, dtype):
     idx[rows, cols] = X.indices
     val[rows, cols] = X.data
     return idx, val
+
+
+def _binary_spans(n: int) -> list[slice]:
+    """``range(n)`` cut into consecutive spans whose lengths are the powers of two of
+    ``n``'s binary digits, largest first.
+
+    ``partial_fit`` streams a batch span by span: the same instances in the same order
+    through the same update (bit for bit), but a stream of batches of many sizes compiles
+    ``run`` for at most ``log2`` of the largest of them, not for every size (until
+    2026-11-27 a stream of 120 batch sizes compiled 120 programs and kept 1.1 GB more
+    memory; now 7 programs, docs/online.md, "Batches of any size").
+
+    Examples
+    --------
+    >>> [(s.start, s.stop) for s in _binary_spans(100)]
+    [(0, 64), (64, 96), (96, 100)]
+    """
+    spans, start = [], 0
+    for k in range(n.bit_length() - 1, -1, -1):
+        if n >> k & 1:
+            spans.append(slice(start, start + (1 << k)))
+            start += 1 << k
+    return spans
 
 
 def grid_points(param_grid) -> list[dict]:
@@ -157,9 +183,10 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             # phi = Phi^{-1}(eta) is > 0 only for eta > 0.5 (at 0.5 a learner starting
             # from mu = 0 never moves) and infinite at 1
             raise ValueError(f"eta must be a number in (0.5, 1), got {eta!r}")
-        diagonal = getattr(self, "diagonal", False)
-        if not isinstance(diagonal, bool | np.bool_):
-            raise ValueError(f"diagonal must be True or False, got {diagonal!r}")
+        for name in ("diagonal", "class_weighted"):
+            flag = getattr(self, name, False)
+            if not isinstance(flag, bool | np.bool_):
+                raise ValueError(f"{name} must be True or False, got {flag!r}")
         lam = getattr(self, "lam", None)
         if lam is not None and not (is_positive(lam) or lam == 0):
             raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
@@ -209,31 +236,38 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             fresh = self._learner().init(jax.random.PRNGKey(0), self.n_features_in_)
         self.state_ = self.state_._replace(**{f: getattr(fresh, f) for f in fields})
 
-    def _stream_rows(self, X):
+    def _stream_rows(self, X, bucket: bool = False):
         """``X`` as :func:`optrank.online.run` reads it: CSR rows as padded
-        ``(indices, values)``, dense rows as an array of the learner's dtype (a JAX array
+        ``(indices, values)`` (with ``bucket``, padded to a power of two:
+        :func:`_padded_rows`), dense rows as an array of the learner's dtype (a JAX array
         is taken as it is)."""
         import jax
 
         if not isinstance(X, jax.Array):
             check_cast_range(X, self.dtype)
         if sp.issparse(X):
-            return _padded_rows(X, np.dtype(self.dtype))
+            return _padded_rows(X, np.dtype(self.dtype), bucket)
         return X if isinstance(X, jax.Array) else np.asarray(X, self.dtype)
 
-    def _stream(self, X, y_pm, order=None):
+    def _stream(self, X, y_pm, order=None, *, spans: bool = False):
         """Run the learner over the rows ``X`` (or ``X[order]``), from ``state_``; ``X``
-        may already be in the form of :meth:`_stream_rows` (a tuple for sparse rows)."""
+        may already be in the form of :meth:`_stream_rows` (a tuple for sparse rows).
+        With ``spans`` (``partial_fit``: host rows), the rows go through in the spans of
+        :func:`_binary_spans`, CSR rows padded to a power of two."""
         import jax
 
         from optrank.online import run
 
         with loop_context(self.dtype):
-            rows = X if isinstance(X, tuple) else self._stream_rows(X)
+            rows = X if isinstance(X, tuple) else self._stream_rows(X, bucket=spans)
             # a state unpickled as numpy (__getstate__) goes back to JAX at its precision
             self.state_ = as_state_dtype(self.state_, self.dtype)
-            self.state_, _ = run(self._learner(), self.state_, rows, y_pm,
-                                 n_features=self.n_features_in_, order=order)
+            learner = self._learner()
+            for span in _binary_spans(len(y_pm)) if spans else [None]:
+                part, labels = ((rows, y_pm) if span is None else
+                                (jax.tree_util.tree_map(lambda a, s=span: a[s], rows), y_pm[span]))
+                self.state_, _ = run(learner, self.state_, part, labels,
+                                     n_features=self.n_features_in_, order=order)
         # JAX dispatches asynchronously: without this, fit would return before the stream
         # is learned and a caller timing fit would measure the dispatch alone
         jax.block_until_ready(self.state_)
@@ -352,6 +386,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             model._check_params()
         template = clone(self)
         X, y_pm = template._begin(X, y)
+        signs = frozenset(np.unique(y_pm).tolist())
         factory, _, static = template._spec()
         with loop_context(self.dtype):
             grid = {k: jnp.asarray([float(v) for v in values], template.dtype)
@@ -370,6 +405,9 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
                 model.state_ = jax.tree_util.tree_map(lambda a, i=i: a[i], states)
                 # what partial_fit's structural check compares to
                 model._structure_ = model._stream_structure(static)
+                # and what fit warns of (a diverged or unmoved state), as each fit would
+                model._signs_seen = signs
+                model._warn_if_degenerate()
         return models
 
     def partial_fit(self, X, y, classes=None):
@@ -379,6 +417,9 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         ``classes``, scikit-learn's incremental-learning argument, is optional: when given
         it must name the two labels of the stream (those of every call so far). A call that
         raises leaves the estimator as it was (:func:`optrank.estimators._base.kept_on_error`).
+        The batch is streamed in spans of power-of-two lengths (:func:`_binary_spans`), so
+        batches of any sizes share a few compiled programs; the result is that of one
+        stream.
         """
         first = not hasattr(self, "state_")
         if classes is not None:
@@ -390,7 +431,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             self._start(X.shape[1])
         else:
             self._resume()
-        return self._stream(X, self._labels(y))
+        return self._stream(X, self._labels(y), spans=True)
 
     def _merge_classes(self, y, classes=None):
         """``classes_`` after a ``partial_fit`` batch: the labels seen so far (or ``classes``
@@ -597,7 +638,8 @@ class CBR(_OnlineRanker):
     Parameters
     ----------
     C : float
-        Penalty; the effective ``C_t = C max(1, N_opp / buffer_size)``.
+        Penalty; the effective ``C_t = C max(1, N_opp / buffer_size)`` (``C_t = C`` with
+        ``class_weighted=False``).
     eta : float in (0.5, 1)
         Confidence; ``phi = Phi^{-1}(eta)``.
     buffer_size : int
@@ -605,6 +647,11 @@ class CBR(_OnlineRanker):
     policy : {"fifo", "reservoir"}
     diagonal : bool
         CBR-diag (diagonal covariance) instead of the full covariance.
+    class_weighted : bool
+        Scale ``C`` by ``max(1, N_opp / buffer_size)``, ``N_opp`` the opposite-class
+        instances seen so far (True, default: the CBR paper's Algorithm 1), or keep
+        ``C_t = C`` (False: the dissertation's restatement, Algorithm 4; docs/online.md,
+        "CBR and CBR-diag", choice 2).
     random_state : int or None
         Seeds the reservoir-sampling key.
     dtype : {"float32", "float64"}
@@ -625,12 +672,13 @@ class CBR(_OnlineRanker):
     _counts = ("buffer_size",)
 
     def __init__(self, C=1.0, eta=0.7, buffer_size=50, policy="fifo", diagonal=False,
-                 random_state=None, dtype="float32", pos_label=None):
+                 class_weighted=True, random_state=None, dtype="float32", pos_label=None):
         self.C = C
         self.eta = eta
         self.buffer_size = buffer_size
         self.policy = policy
         self.diagonal = diagonal
+        self.class_weighted = class_weighted
         self.random_state = random_state
         self.dtype = dtype
         self.pos_label = pos_label
@@ -640,7 +688,8 @@ class CBR(_OnlineRanker):
 
         return cbr, {"C": self.C, "eta": self.eta}, dict(
             buffer_size=int(self.buffer_size), policy=self.policy,
-            diagonal=bool(self.diagonal), dtype=self.dtype)
+            diagonal=bool(self.diagonal), class_weighted=bool(self.class_weighted),
+            dtype=self.dtype)
 
     def _vmap_pays(self):
         return bool(self.diagonal)  # a vmapped full covariance runs slower than a loop

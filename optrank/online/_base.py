@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from optrank._validation import check_row_matrix
+from optrank._validation import check_row_matrix, is_count
 from optrank.online._xla import grid_trace
 
 _RULES = {
@@ -56,6 +56,45 @@ def check_hyper(**values) -> None:
         arr = np.asarray(value)
         if arr.dtype.kind not in "iuf" or not np.all(np.isfinite(arr) & test(arr)):
             raise ValueError(f"{name} must be finite and {text}, got {value!r}")
+
+
+def check_count(**values) -> None:
+    """``ValueError`` unless each structural size (``buffer_size``, ``n_components``,
+    ``rank``) is an integer >= 1 (a buffer of 0 slots failed inside the scan with an
+    ``IndexError``, and 0 Fourier components or a rank-0 sketch ran silently).
+
+    Examples
+    --------
+    >>> check_count(buffer_size=50)
+    >>> check_count(buffer_size=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: buffer_size must be an integer >= 1, got 0
+    """
+    for name, value in values.items():
+        if not is_count(value):
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+COUNT_MAX = int(np.iinfo(np.int32).max)
+"""Where the int32 stream counters stop (``step``, the buffers' ``seen``, the class counts
+of OPAUC, SOLAM and Uni-Exp): :func:`count_up` saturates them here, 2^31 - 1 instances
+(minutes of streaming for the fastest learners), instead of wrapping to -2^31, which
+until 2026-11-27 turned SOLAM's and Uni-Exp's ``t`` negative and OPAUC's ``T`` too
+(docs/online.md, "Counters beyond 2^31"). int32, not a wider type: the states keep their
+layout, and JAX without x64 has no int64."""
+
+
+def count_up(count, add=True):
+    """``count + 1`` where ``add`` is true, but :data:`COUNT_MAX` stays :data:`COUNT_MAX`.
+
+    Examples
+    --------
+    >>> import jax.numpy as jnp
+    >>> count_up(jnp.int32(5)).item(), count_up(jnp.int32(COUNT_MAX)).item() == COUNT_MAX
+    (6, True)
+    """
+    return count + ((count < COUNT_MAX) & add).astype(count.dtype)
 
 
 class Learner(NamedTuple):
@@ -184,6 +223,22 @@ def _check_labels(Y, skip_zero_labels: bool) -> None:
                          f"{found[:10].tolist()} (0/1 labels: pass 2 * y - 1)")
 
 
+def _check_order(order, n: int) -> None:
+    """``ValueError`` unless a concrete ``order`` is a 1-D array of integers in ``[0, n)``:
+    inside the scan JAX clamps an index out of range (until 2026-11-27 ``order=[0, 1000]``
+    streamed row ``n - 1`` and ``[-1]`` row 0, silently). A traced ``order`` is left to
+    the caller."""
+    if isinstance(order, jax.core.Tracer):
+        return
+    order = np.asarray(order)
+    if order.ndim != 1 or order.dtype.kind not in "iu":
+        raise ValueError(f"order must be a 1-D array of integer row indices, got "
+                         f"{order.dtype} of shape {order.shape}")
+    if order.size and (order.min() < 0 or order.max() >= n):
+        raise ValueError(f"order must index the {n} rows of the stream (0..{n - 1}), found "
+                         f"{order.min()}..{order.max()}")
+
+
 def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
         skip_zero_labels: bool = False, order=None):
     """Feed the stream ``(X, Y)`` through ``learner.update`` in one jitted ``lax.scan``.
@@ -204,7 +259,8 @@ def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
     order : (m,) integer array, optional
         Stream the rows ``X[order]`` with labels ``Y[order]``, each read inside the scan
         instead of a gathered copy of the matrix (shuffled passes over a wide matrix);
-        not combined with ``skip_zero_labels``.
+        not combined with ``skip_zero_labels``. A concrete ``order`` must hold integers in
+        ``[0, n)`` (``ValueError`` otherwise).
 
     Returns
     -------
@@ -228,6 +284,7 @@ def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
     if order is not None:
         if skip_zero_labels:
             raise ValueError("order and skip_zero_labels cannot be combined")
+        _check_order(order, np.shape(Y)[0])
         return _run_order_jit(learner.update, state, X, jnp.asarray(Y), jnp.asarray(order), d)
     return _run_jit(learner.update, state, X, jnp.asarray(Y), d, bool(skip_zero_labels))
 

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from optrank._intmath import mulhi_u32
+from optrank.online._base import count_up
 
 POLICIES = ("fifo", "reservoir")
 
@@ -37,7 +38,11 @@ class Buffers(NamedTuple):
     pos : (2,) int32 array
         Next slot a FIFO write goes to (the oldest instance once full).
     seen : (2,) int32 array
-        Stream counter: instances of that class offered so far.
+        Stream counter: instances of that class offered so far, saturating at
+        :data:`~optrank.online._base.COUNT_MAX` (2^31 - 1; it wrapped to -2^31 until
+        2026-11-27). Beyond it a reservoir keeps each new instance with the probability
+        ``M / (2^31 - 1)`` instead of ``M / n``, favouring the later instances by at most
+        ``n / 2^31``, and a class-weighted ``C_t`` stays at ``C (2^31 - 1) / M``.
     """
 
     data: jax.Array
@@ -99,7 +104,7 @@ def _fifo_push(buf: Buffers, c, x):
     buf = buf._replace(
         count=buf.count.at[c].set(jnp.minimum(buf.count[c] + 1, size)),
         pos=buf.pos.at[c].set((slot + 1) % size),
-        seen=buf.seen.at[c].add(1),
+        seen=buf.seen.at[c].set(count_up(buf.seen[c])),
     )
     return buf, slot, jnp.bool_(True)
 
@@ -121,7 +126,7 @@ def reservoir_push(buf: Buffers, c, x, key) -> Buffers:
 
 def _reservoir_push(buf: Buffers, c, x, key):
     size = buf.data.shape[1]
-    seen = buf.seen[c] + 1
+    seen = count_up(buf.seen[c])
     full = buf.count[c] >= size
     k_accept, k_slot = jax.random.split(key)
     # Algorithm R's test j < size for j uniform in [0, seen), exact in 32-bit integers

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from optrank.online._base import Learner, check_hyper
+from optrank.online._base import Learner, check_count, check_hyper, count_up
 from optrank.online._buffers import Buffers, buffers_init, buffers_push_slot, check_policy
 from optrank.online._features import FOURIER_GAMMA, fourier_frequencies, fourier_map
 from optrank.online._scw import Info, phi_from_eta, scw_coefficients, scw_gain, scw_loss, scw_screen
@@ -78,7 +78,7 @@ class CBRState(NamedTuple):
         CBR-diag. :func:`covariance` gives ``Sigma``.
     buffers : :class:`~optrank.online._buffers.Buffers` holding (mapped) instances.
     C, phi : scalar hyperparameters (``phi = Phi^{-1}(eta)``), vmappable.
-    step : int32 number of instances seen.
+    step : int32 number of instances seen (saturating at 2^31 - 1, ``_base.COUNT_MAX``).
     key : PRNG key for reservoir sampling.
     theta : (d, m) Fourier frequencies, or None for linear CBR.
     proj : (2, M, q) the stored rows times the factor, ``buffers.data @ L``, kept current
@@ -402,6 +402,7 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
         own = (y > 0).astype(jnp.int32)
         opp = 1 - own
         key, sub = jax.random.split(state.key)
+        step = count_up(state.step)  # saturates at 2^31 - 1: the centre is then kept
         size = state.buffers.data.shape[1]
         C_t = state.C
         if class_weighted:
@@ -420,7 +421,7 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
                                                     state.phi)
                 bounds = jnp.full_like(bounds, jnp.nan)
             else:
-                center, bounds = recentred(center, bounds, buffers, state.step + 1)
+                center, bounds = recentred(center, bounds, buffers, step)
                 mu, cov, loss, bounds = certified_diag(mu, cov, bounds, center, x, y, own,
                                                        slot, written, buffers.data, mask,
                                                        C_t, state.phi)
@@ -439,7 +440,7 @@ def _cbr_update(policy: str, diagonal: bool, class_weighted: bool, blocked: bool
             if square:
                 cov = cov[:, :p]
         new = state._replace(mu=mu, cov=cov, proj=proj, bounds=bounds, center=center,
-                             buffers=buffers, step=state.step + 1, key=key)
+                             buffers=buffers, step=step, key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 
     return update
@@ -531,6 +532,7 @@ def cbr(
     (True, 1)
     """
     check_policy(policy)
+    check_count(buffer_size=buffer_size)
     check_hyper(C=(C, "positive"), eta=(eta, "confidence"))
 
     def init(key, n_features: int) -> CBRState:
@@ -568,6 +570,7 @@ def fourier_cbr(
     ((16,), (3, 8))
     """
     check_policy(policy)
+    check_count(buffer_size=buffer_size, n_components=n_components)
     check_hyper(C=(C, "positive"), eta=(eta, "confidence"), gamma=(gamma, "positive"))
 
     def init(key, n_features: int) -> CBRState:

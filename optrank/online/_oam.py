@@ -21,7 +21,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from optrank.online._base import Learner, check_hyper
+from optrank.online._base import Learner, check_count, check_hyper, count_up
 from optrank.online._buffers import Buffers, buffers_init, buffers_push, check_policy
 from optrank.online._features import FOURIER_GAMMA, fourier_frequencies, fourier_map
 from optrank.online._scw import Info
@@ -79,7 +79,7 @@ def _oam_update(policy: str, variant: str):
         # in place instead of copying it (see _cbr.py)
         buffers = buffers_push(state.buffers, own, x, sub, policy)
         w, loss = step_fn(state.w, x, y, buffers.data[opp], buffers.mask[opp], C_t)
-        new = state._replace(w=w, buffers=buffers, step=state.step + 1, key=key)
+        new = state._replace(w=w, buffers=buffers, step=count_up(state.step), key=key)
         return new, Info(loss=loss, n_pairs=state.buffers.count[opp])
 
     return update
@@ -113,6 +113,7 @@ def oam(C=1.0, *, variant: str = "seq", buffer_size: int = 50, policy: str = "re
     """
     check_policy(policy)
     _check_variant(variant)
+    check_count(buffer_size=buffer_size)
     check_hyper(C=(C, "positive"))
 
     def init(key, n_features: int) -> OAMState:
@@ -136,6 +137,7 @@ def foam(C=1.0, gamma=FOURIER_GAMMA, *, n_components: int = 150, variant: str = 
     """
     check_policy(policy)
     _check_variant(variant)
+    check_count(buffer_size=buffer_size, n_components=n_components)
     check_hyper(C=(C, "positive"), gamma=(gamma, "positive"))
 
     def init(key, n_features: int) -> OAMState:

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from optrank.online._base import Learner, check_hyper, kahan_add
+from optrank.online._base import COUNT_MAX, Learner, check_count, check_hyper, count_up, kahan_add
 from optrank.online._scw import Info
 
 
@@ -39,7 +39,8 @@ class MomentState(NamedTuple):
     Attributes
     ----------
     w : (d,) weights.
-    count : (2,) instances seen per class (0 = negative, 1 = positive).
+    count : (2,) instances seen per class (0 = negative, 1 = positive), saturating at
+        2^31 - 1 (``_base.COUNT_MAX``), where the class's ``mean`` and ``second`` stop too.
     mean : (2, d) class means about ``ref``: ``c - ref``.
     second : (2, d, d) class second moments ``sum (x - ref)(x - ref)'`` (OPAUC, AdaOAM),
         or (2, d, tau) sketches ``Z`` of them (OPAUCr).
@@ -81,7 +82,9 @@ def _second_update(state: MomentState, own, v, key):
     if S.shape[0] == S.shape[1]:
         return S + jnp.outer(v, v)
     tau = S.shape[1]
-    r = jax.random.normal(key, (tau,), S.dtype)
+    # drawn in float32 whatever the dtype, as the Fourier frequencies: one seed gives one
+    # sketch at either precision (float64 drew its own normals until 2026-11-27)
+    r = jax.random.normal(key, (tau,), jnp.float32).astype(S.dtype)
     return S + jnp.outer(v, r) / jnp.sqrt(jnp.asarray(tau, S.dtype))
 
 
@@ -103,15 +106,20 @@ def _moment_update(adaptive: bool):
         loss = jnp.where(T > 0, 0.5 * ((1.0 - y * (u @ w)) ** 2 + w @ gw), 0.0)
         h, h_c = kahan_add(state.h, state.h_c, g * g) if adaptive else (state.h, state.h_c)
         scale = 1.0 / (state.delta + jnp.sqrt(h)) if adaptive else 1.0
-        n_own = state.count[own] + 1
+        # a class's count saturates at 2^31 - 1 (COUNT_MAX), and its moments stop with it:
+        # Gamma = S / T - m m' stays that of its first 2^31 - 1 instances
+        live = state.count[own] < COUNT_MAX
+        n_own = count_up(state.count[own])
         # the class's first instance becomes its reference point (it adds v = 0)
         ref_own = jnp.where(state.count[own] == 0, x, state.ref[own])
         v = x - ref_own
-        mean = state.mean.at[own].add((v - state.mean[own]) / n_own.astype(w.dtype))
-        second = state.second.at[own].set(_second_update(state, own, v, sub))
+        mean_own = state.mean[own] + (v - state.mean[own]) / n_own.astype(w.dtype)
+        mean = state.mean.at[own].set(jnp.where(live, mean_own, state.mean[own]))
+        second_own = jnp.where(live, _second_update(state, own, v, sub), state.second[own])
+        second = state.second.at[own].set(second_own)
         new = state._replace(
             w=w - state.learning_rate * scale * g, count=state.count.at[own].set(n_own),
-            mean=mean, second=second, h=h, h_c=h_c, step=state.step + 1, key=key,
+            mean=mean, second=second, h=h, h_c=h_c, step=count_up(state.step), key=key,
             ref=state.ref.at[own].set(ref_own),
         )
         return new, Info(loss=loss, n_pairs=T)
@@ -149,6 +157,8 @@ def opauc(learning_rate=0.1, lam=1e-4, *, rank: int | None = None, dtype=jnp.flo
     [0.5, -0.5]
     """
 
+    if rank is not None:
+        check_count(rank=rank)
     check_hyper(learning_rate=(learning_rate, "positive"), lam=(lam, "nonnegative"))
 
     def init(key, n_features: int) -> MomentState:

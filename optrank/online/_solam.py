@@ -20,7 +20,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from optrank.online._base import Learner, check_hyper, kahan_add
+from optrank.online._base import COUNT_MAX, Learner, check_hyper, count_up, kahan_add
 from optrank.online._scw import Info
 
 
@@ -29,11 +29,12 @@ class SOLAMState(NamedTuple):
 
     ``n_pos`` (positives seen) is an int32 count, as ``step`` is: in the state's float32 it
     stopped growing at 2^24 (before 2026-11-26), and the running fraction of positives
-    ``p`` then decayed towards 0 on longer streams. ``w_sum`` and ``gamma_sum`` are
-    compensated (Kahan) sums, ``w_sum_c`` and ``gamma_sum_c`` their running compensations:
-    the step ``lr / sqrt(t)`` falls under float32's resolution of a sum ``~2 lr sqrt(t)``
-    after a few million steps, and plain float32 sums were 6.8% off after 9 million
-    (15 passes over covtype are 7 million).
+    ``p`` then decayed towards 0 on longer streams. Both stop together at 2^31 - 1
+    instances (``_base.COUNT_MAX``; they wrapped to -2^31 before 2026-11-27). ``w_sum``
+    and ``gamma_sum`` are compensated (Kahan) sums, ``w_sum_c`` and ``gamma_sum_c`` their
+    running compensations: the step ``lr / sqrt(t)`` falls under float32's resolution of a
+    sum ``~2 lr sqrt(t)`` after a few million steps, and plain float32 sums were 6.8% off
+    after 9 million (15 passes over covtype are 7 million).
     """
 
     w: jax.Array
@@ -64,8 +65,12 @@ def _solam_update():
         is_pos = jnp.asarray(y) > 0
         pos = is_pos.astype(dt)
         neg = 1.0 - pos
-        t = (state.step + 1).astype(dt)
-        n_pos = state.n_pos + is_pos.astype(state.n_pos.dtype)
+        # at 2^31 - 1 instances (COUNT_MAX) the step counter and n_pos stop together: the
+        # step size and the fraction of positives keep their values there
+        live = state.step < COUNT_MAX
+        step = count_up(state.step)
+        t = step.astype(dt)
+        n_pos = count_up(state.n_pos, is_pos & live)
         p = n_pos.astype(dt) / t
         gamma = state.learning_rate / jnp.sqrt(t)
         w, a, b, al = state.w, state.a, state.b, state.alpha
@@ -84,7 +89,7 @@ def _solam_update():
             b=jnp.clip(b - gamma * d_b, -R, R),
             alpha=jnp.clip(al + gamma * d_al, -2 * R, 2 * R),
             n_pos=n_pos,
-            step=state.step + 1,
+            step=step,
         )
         w_sum, w_c = kahan_add(state.w_sum, state.w_sum_c, gamma * w)
         g_sum, g_c = kahan_add(state.gamma_sum, state.gamma_sum_c, gamma)

@@ -20,14 +20,17 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from optrank.online._base import Learner, check_hyper
+from optrank.online._base import COUNT_MAX, Learner, check_hyper, count_up
 from optrank.online._scw import Info
 
 _MAX_EXP = 30.0
 
 
 class UniExpState(NamedTuple):
-    """State of online Uni-Exp: weights, per-class counts (0 = negative), ``learning_rate``."""
+    """State of online Uni-Exp: weights, per-class counts (0 = negative), ``learning_rate``.
+
+    ``step`` and the counts stop together at 2^31 - 1 instances (``_base.COUNT_MAX``).
+    """
 
     w: jax.Array
     count: jax.Array
@@ -43,12 +46,16 @@ def _uniexp_update():
         x = jnp.asarray(x, dt)  # the state's precision, whatever the input's
         y = jnp.asarray(y, dt)
         own = (y > 0).astype(jnp.int32)
-        count = state.count.at[own].add(1)
-        t = (state.step + 1).astype(dt)
-        weight = t / (2.0 * count[own].astype(dt))
+        # at 2^31 - 1 instances (COUNT_MAX) the step counter and the class counts stop
+        # together: each class keeps its weight t / (2 n_y) (a class not seen by then, 2^30)
+        live = state.step < COUNT_MAX
+        count = state.count.at[own].set(count_up(state.count[own], live))
+        step = count_up(state.step)
+        t = step.astype(dt)
+        weight = t / (2.0 * jnp.maximum(count[own], 1).astype(dt))
         loss = jnp.exp(jnp.minimum(-y * (state.w @ x), _MAX_EXP))
         w = state.w + state.learning_rate * weight * loss * y * x
-        new = state._replace(w=w, count=count, step=state.step + 1)
+        new = state._replace(w=w, count=count, step=step)
         return new, Info(loss=weight * loss, n_pairs=jnp.ones((), jnp.int32))
 
     return update
