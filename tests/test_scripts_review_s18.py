@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPTS = [
     "benchmarks/bench_stochastic.py",
+    "benchmarks/bench_stochastic_stream.py",
     "benchmarks/bench_bayes.py",
     "examples/reproduce_sam_tables.py",
     "examples/reproduce_sam_convergence.py",

@@ -10,6 +10,7 @@ Fourier) are the same learners on a feature map given by ``features=``.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -26,6 +27,7 @@ from optrank._validation import (
     rng_from,
 )
 from optrank.estimators._base import (
+    SCORE_BLOCK_ROWS,
     RankerMixin,
     check_stream_classes,
     check_validation_set,
@@ -36,6 +38,8 @@ from optrank.estimators._base import (
 )
 from optrank.estimators._jax_state import as_state_dtype, getstate_with_host_leaves
 from optrank.features import _cache as embedding_cache
+from optrank.features._kernels import BLOCK_ROWS
+from optrank.metrics import auc
 
 _DTYPES = ("float32", "float64")
 
@@ -67,7 +71,7 @@ and margins bit for bit, the average to its last bits), with a row gather up to 
 smaller (a9a: docs/stochastic.md, "Packed binary rows")."""
 
 
-def _to_jax_parts(parts, dtype) -> list:
+def _to_jax_parts(parts, dtype, n_rows=None) -> list:
     """Matrices on the JAX side, all of one kind (the driver takes its positive and
     negative rows of one kind):
 
@@ -78,33 +82,55 @@ def _to_jax_parts(parts, dtype) -> list:
       the values the dense rows would hold (cast to ``dtype`` first), with
       :data:`PACK_BINARY`;
     * else dense arrays of ``dtype``.
+
+    ``n_rows``: rows of each part on the JAX side, at least its own; the rows after its
+    own are padding (zeros; padded sparse: index ``d``, value 0), never drawn when the
+    driver is told the real counts (``run(..., n_rows=...)``).
     """
     import jax.numpy as jnp
 
     from optrank.stochastic import to_padded
     from optrank.stochastic._binary import as_binary_rows, two_valued_words
+    from optrank.stochastic._buckets import pad_rows
 
     for X in parts:
         check_cast_range(X, dtype)
     d = parts[0].shape[1]
+    n_rows = [X.shape[0] for X in parts] if n_rows is None else n_rows
     if any(sp.issparse(X) for X in parts):
         largest = max(X.shape[0] for X in parts)
         if d > DENSE_MAX_FEATURES or largest * d * np.dtype(dtype).itemsize > DENSE_MAX_BYTES:
-            return [tuple(jnp.asarray(a) for a in to_padded(sp.csr_matrix(X), np.dtype(dtype)))
-                    for X in parts]
+            padded = (to_padded(sp.csr_matrix(X), np.dtype(dtype)) for X in parts)
+            return [(jnp.asarray(pad_rows(idx, n, fill=d)), jnp.asarray(pad_rows(val, n)))
+                    for (idx, val), n in zip(padded, n_rows, strict=True)]
     # the values the dense rows hold (a sparse part stays sparse until packing fails)
     parts = [canonical_csr(X).astype(dtype) if sp.issparse(X) else np.asarray(X, dtype=dtype)
              for X in parts]
     if PACK_BINARY:
         found = two_valued_words(parts)
         if found is not None:
-            return as_binary_rows(found[0], d, found[1], found[2])
-    return [jnp.asarray(X.toarray() if sp.issparse(X) else X) for X in parts]
+            words = [pad_rows(w, n) for w, n in zip(found[0], n_rows, strict=True)]
+            return as_binary_rows(words, d, found[1], found[2])
+    return [jnp.asarray(pad_rows(X.toarray() if sp.issparse(X) else X, n))
+            for X, n in zip(parts, n_rows, strict=True)]
 
 
-def _to_jax_sides(Z, y, dtype):
-    """The positive and the negative rows of ``Z``, of one kind (:func:`_to_jax_parts`)."""
-    return tuple(_to_jax_parts([Z[y == 1], Z[y == -1]], dtype))
+def _to_jax_sides(Z, y, dtype, bucketed: bool = False):
+    """The positive and the negative rows of ``Z``, of one kind (:func:`_to_jax_parts`).
+    ``bucketed``: each side padded to a bucketed number of rows
+    (:func:`optrank.stochastic._buckets.bucket`), so that a stream of chunks with other
+    class splits reuses the driver's compiled loop (``run(..., n_rows=`` the real
+    numbers, :func:`_class_counts` ``)``)."""
+    from optrank.stochastic._buckets import bucket
+
+    sides = [Z[y == 1], Z[y == -1]]
+    rows = [bucket(X.shape[0]) for X in sides] if bucketed else None
+    return tuple(_to_jax_parts(sides, dtype, rows))
+
+
+def _class_counts(y) -> tuple[int, int]:
+    """The numbers of positive and negative rows (labels +1 / -1)."""
+    return int(np.count_nonzero(y == 1)), int(np.count_nonzero(y == -1))
 
 
 def _check_binary(y):
@@ -235,17 +261,21 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
                                  "stream started with; a bipartite ranker learns two classes")
             self._check_validation(X_val, y_val, X.shape[1])
         Z = self._fit_features(X) if first else self._features(X)
-        self._train(Z, y, 1, X_val, y_val)
+        self._train(Z, y, 1, X_val, y_val, stream=True)
         return self
 
-    def _train(self, Z, y, epochs, X_val, y_val):
+    def _train(self, Z, y, epochs, X_val, y_val, stream=False):
+        """``epochs`` epochs on ``Z``; a ``stream`` (``partial_fit``) runs on rows padded to
+        bucketed sizes, so that chunks of other sizes and class splits reuse the compiled
+        loop (the same steps: docs/stochastic.md, "Streams of chunks")."""
         import jax
 
         from optrank.stochastic import run
 
         learner = self._get_learner()
+        validation = self._validation_scorer(X_val, y_val)
         with loop_context(self.dtype):
-            Xp, Xn = _to_jax_sides(Z, y, self.dtype)
+            Xp, Xn = _to_jax_sides(Z, y, self.dtype, bucketed=stream)
             state = getattr(self, "state_", None)
             if state is not None:  # e.g. unpickled: floating leaves as numpy (__getstate__)
                 state = as_state_dtype(state, self.dtype)
@@ -255,7 +285,8 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
                 self.history_ = []
                 self._stream_params = {name: getattr(self, name) for name in self._stream_fixed}
             for _ in range(epochs):
-                state, _info = run(learner, state, Xp, Xn, Z.shape[0])
+                state, _info = run(learner, state, Xp, Xn, Z.shape[0],
+                                   n_rows=_class_counts(y) if stream else None)
                 self.state_ = state
                 self.coef_ = np.asarray(learner.output(state), dtype=np.float64)
                 if not np.isfinite(self.coef_).all():
@@ -264,9 +295,26 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
                         f"{self.dtype} (lam={self.lam}, t0={self.t0}: the learning rate "
                         "1/(lam (t + t0)) overflows or the data are too large); use a larger "
                         "lam, scaled features or dtype='float64'")
-                if X_val is not None:
-                    self.history_.append(self.score(X_val, y_val))
+                if validation is not None:
+                    self.history_.append(validation())
         self.n_iter_ = int(state.t)
+
+    def _validation_scorer(self, X_val, y_val):
+        """None without a validation set; else a function giving ``score(X_val, y_val)``
+        for the current ``coef_``, which validates and embeds ``X_val`` once, at its first
+        call, and scores the stored embedding from then on (a kernel variant's
+        ``score`` would embed it again every epoch)."""
+        if X_val is None:
+            return None
+        stored = []
+
+        def validation_auc() -> float:
+            if not stored:
+                stored.append(self._features(validate_predict_data(self, X_val)))
+            return auc(y_val, linear_scores(stored[0], self.coef_),
+                       pos_label=getattr(self, "pos_label", None))
+
+        return validation_auc
 
     def __getstate__(self):
         """The state's floating arrays pickled as numpy, at their precision
@@ -278,6 +326,12 @@ class _StochasticAUC(RankerMixin, BaseEstimator):
         """Ranking score ``phi(x) @ coef_`` (higher ranks first)."""
         X = validate_predict_data(self, X)
         return linear_scores(self._features(X), self.coef_)
+
+
+SCORE_ROWS = 4 * math.lcm(BLOCK_ROWS, SCORE_BLOCK_ROWS)
+"""Rows per block of a kernel variant's ``decision_function``: a multiple of the feature
+maps' and of ``linear_scores``' blocks (4096 rows each), so that a block computes what the
+whole input computes for its rows; 16,384 x 1,600 float32 is 105 MB."""
 
 
 def _dense_or_csr(Z):
@@ -405,6 +459,31 @@ class _KernelStochasticAUC(_StochasticAUC):
     def _features(self, X):
         return _dense_or_csr(embedding_cache.transform_for(self, X))
 
+    def _map_seed(self):
+        """The default map's ``random_state``: the estimator's, or for a numpy Generator
+        (which scikit-learn's ``check_random_state`` refuses) a ``RandomState`` seeded by
+        one draw from it. The Generator then seeds the map and then the pair sampling,
+        as ASAM's draws its seed; an integer or None reaches the map as before."""
+        if isinstance(self.random_state, np.random.Generator):
+            return np.random.RandomState(int(rng_from(self.random_state).integers(2**31 - 1)))
+        return self.random_state
+
+    def decision_function(self, X) -> np.ndarray:
+        """Ranking score ``phi(x) @ coef_`` (higher ranks first).
+
+        Embedded and scored in blocks of :data:`SCORE_ROWS` rows, so that one block's
+        embedding is held instead of the whole ``n x n_components`` one: the same scores
+        as the whole input's, bit for bit, for a map that embeds row by row (optrank's
+        maps work in blocks of 4096 rows themselves). With ``cache_embeddings`` the input
+        is embedded whole, through the cache, which keeps the last input's embedding for
+        the next call."""
+        X = validate_predict_data(self, X)
+        if getattr(self, "_feature_key", None) is not None or X.shape[0] <= SCORE_ROWS:
+            return linear_scores(self._features(X), self.coef_)
+        return np.concatenate([linear_scores(self._features(X[start:start + SCORE_ROWS]),
+                                             self.coef_)
+                               for start in range(0, X.shape[0], SCORE_ROWS)])
+
 
 class NASAM(_KernelStochasticAUC):
     """ASAM on a k-means Nystrom embedding (NASAM, dissertation Section 6.4).
@@ -441,7 +520,7 @@ class NASAM(_KernelStochasticAUC):
         from optrank.features import NystromFeatures
 
         return NystromFeatures(n_components=self.n_components, landmarks="kmeans",
-                               random_state=self.random_state, dtype=self.dtype)
+                               random_state=self._map_seed(), dtype=self.dtype)
 
 
 class NPSAM(NASAM):
@@ -513,7 +592,7 @@ class FASAM(_KernelStochasticAUC):
         from optrank.features import FourierFeatures
 
         return FourierFeatures(n_components=self.n_components, gamma=self.gamma,
-                               random_state=self.random_state, dtype=self.dtype)
+                               random_state=self._map_seed(), dtype=self.dtype)
 
 
 __all__ = ["ASAM", "FASAM", "NASAM", "NPSAM", "PSAM", "SAM"]

@@ -9,9 +9,11 @@ Both steps are branch-free selects (``O(d)`` arithmetic every iteration, cheaper
 ``lax.cond`` call for ``d <= SELECT_MAX_D``) and ``lax.cond`` above that size, where an
 ``O(d)`` pass per iteration would cost more than the branch.
 
-Deviation: the shrink factor ``1 - r_skip / (t + t0)`` is clipped at 0, so that a
-``t0`` smaller than ``r_skip`` cannot flip the sign of ``w`` (with the defaults,
-``t0 >= r_skip``, the clip never acts).
+The shrink factor ``1 - r_skip / (t + t0)`` is clipped at 0 as a safeguard only, not a
+deviation from the paper: the shrink is due where ``t`` is a positive multiple of
+``r_skip``, so ``t + t0 > r_skip`` for any ``t0 > 0`` and the factor is at least
+``t0 / (r_skip + t0) > 0`` (in floating point ``t + t0`` may round down to ``t``, never
+below, so the factor is at least 0): the clip never acts.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def learning_rate(lam, t: jnp.ndarray, t0, dtype) -> jnp.ndarray:
 
 
 def regularize(w: jnp.ndarray, t: jnp.ndarray, t0: float, r_skip: int) -> jnp.ndarray:
-    """Shrink ``w`` by ``max(0, 1 - r_skip / (t + t0))`` when ``t`` is a multiple of r_skip."""
+    """Shrink ``w`` by ``max(0, 1 - r_skip / (t + t0))`` when ``t`` is a multiple of r_skip
+    (the ``max`` is a safeguard that never acts: see the module notes)."""
     factor = jnp.maximum(0.0, 1.0 - r_skip / shifted_time(t, t0, w.dtype))
     if w.shape[0] <= SELECT_MAX_D:
         return w * jnp.where(t % r_skip == 0, factor, jnp.ones_like(factor))
