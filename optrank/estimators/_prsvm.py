@@ -37,6 +37,10 @@ _GRAM_MIN_FEATURES = 256  # kernel features (NBAM/FBAM: 1600); d x d must be sma
 _TIE_RTOL = 1e-12
 # a row "dominates" ||g(0)|| when leaving it out leaves less than this fraction of it
 _DOMINANT_ROW = 0.1
+# a converged fit is reported far from its optimum when the Jacobi-scaled Newton model
+# still promises a decrease of more than this fraction of the objective
+# (optrank.models._prsvm_oracle.scaled_model_decrease; docs/prsvm.md)
+_FAR_FROM_OPTIMUM = 0.05
 
 
 def make_oracle(X, y_pm, C: float, sample_weight=None, backend: str = "numpy"):
@@ -257,7 +261,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         w0 = self._start(Z.shape[1])
         # the JAX oracle runs in float64, whatever JAX's setting
         with jax_float64() if self.backend == "jax" else contextlib.nullcontext():
-            res = self._newton(Z, y_pm, sw, w0)
+            res, oracle = self._newton(Z, y_pm, sw, w0)
         self.coef_, self.n_iter_, self.history_ = res.x, res.n_iter, res.history
         self._fitted_coef(self.coef_)
         self.converged_ = res.converged
@@ -266,22 +270,24 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
                           f"{self.max_iter} steps without reaching tol={self.tol} (converged_ "
                           "is False); raise max_iter or max_cg_iter", ConvergenceWarning,
                           stacklevel=caller_stacklevel())
-        self._warn_dominated_reference(Z, y_pm, sw, res)
+        if not self._warn_dominated_reference(Z, y_pm, sw, res):
+            self._warn_far_from_optimum(Z, y_pm, sw, res, oracle)
         self.threshold_ = accuracy_threshold(_scores(Z, self.coef_), y_pm, sw)
         return self
 
-    def _warn_dominated_reference(self, Z, y_pm, sw, res):
-        """Warn when a fit reported converged after at most one Newton step only because
-        one row dominates ``||g(0)||``: without that row the same ``tol`` would not hold
-        (docs/prsvm.md, "Truncated Newton"). Checked on such fits only (three passes)."""
+    def _warn_dominated_reference(self, Z, y_pm, sw, res) -> bool:
+        """Warn (and return True) when a fit reported converged after at most one Newton
+        step only because one row dominates ``||g(0)||``: without that row the same
+        ``tol`` would not hold (docs/prsvm.md, "Truncated Newton"). Checked on such fits
+        only (three passes)."""
         from optrank.models._prsvm_oracle import PRSVMOracle, grad_at_zero_without_one_row
 
         if not res.converged or res.n_iter > 1:
-            return
+            return False
         g0, rest = grad_at_zero_without_one_row(Z, y_pm, self.C, sw)
         level = max(self.tol * rest, PRSVMOracle(Z, y_pm, self.C, sw).grad_floor())
         if rest > _DOMINANT_ROW * g0 or res.history["grad_norm"][-1] <= level:
-            return
+            return False
         warnings.warn(f"{type(self).__name__}: converged_ after {res.n_iter} Newton step(s) "
                       f"because one row makes up most of the gradient norm at w = 0 that tol "
                       f"is relative to ({g0:.3g}; {rest:.3g} without it), so coef_ may be far "
@@ -289,15 +295,65 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
                       "column near 1.7e9): standardise the features, or lower tol below "
                       f"{self.tol * rest / g0:.1g}", ConvergenceWarning,
                       stacklevel=caller_stacklevel())
+        return True
+
+    def _warn_far_from_optimum(self, Z, y_pm, sw, res, oracle) -> None:
+        """Warn when a fit reported converged only because features of large scale or
+        offset rule the stopping rule's ``||g(0)||``: the Newton model at ``coef_``,
+        along a gradient step scaled per feature, still promises to lower the objective
+        by more than :data:`_FAR_FROM_OPTIMUM` of it, and the rule measured with each
+        feature scaled by its curvature (``||g||_{D^-1} <= tol ||g(0)||_{D^-1}``,
+        ``D`` of :func:`~optrank.models._prsvm_oracle.diagonal_scale`) does not hold.
+        The second test spares fits that are far from their optimum for another reason
+        (a large C on separable data, where ``tol`` acts as early stopping in every
+        scaling). docs/prsvm.md, "Limitation of the stopping rule".
+
+        On converged fits; the numpy oracle of the fit still holds the active set at
+        ``coef_``, so the first test costs one pass over the data and one Hessian
+        product (the JAX backend's fits build a numpy oracle and evaluate the gradient
+        once more); the second, one evaluation at ``w = 0``, runs only when the first
+        holds."""
+        from optrank.models._prsvm_oracle import (
+            PRSVMOracle,
+            diagonal_scale,
+            scaled_model_decrease,
+        )
+
+        if not res.converged:
+            return
+        last = (res.history["objective"][-1], res.grad)
+        if self.backend != "numpy":
+            oracle, last = PRSVMOracle(Z, y_pm, self.C, sw), None
+        w = self.coef_
+        with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
+            if last is None:
+                last = oracle.value_grad(w)
+            D = diagonal_scale(oracle.X, oracle._active_at(w), oracle.C)
+            f, dec = scaled_model_decrease(oracle, w, last, D)
+            if not dec > _FAR_FROM_OPTIMUM * f:
+                return
+            g, g0 = last[1], oracle.value_grad(np.zeros_like(w))[1]
+        ratio = float(np.sqrt((g * g / D).sum() / (g0 * g0 / D).sum()))
+        if not ratio > self.tol:
+            return
+        warnings.warn(f"{type(self).__name__}: converged_ after {res.n_iter} Newton step(s) "
+                      f"by the rule ||g|| <= tol ||g(0)|| (tol={self.tol}), but with each "
+                      f"feature scaled by its curvature the gradient is still {ratio:.2g} "
+                      f"of g(0), and the Newton model would lower the objective {f:.6g} by "
+                      f"about {dec:.3g} ({dec / f:.0%}): coef_ is far from the optimum "
+                      "because features of very different scales or large offsets (e.g. a "
+                      "column near 1.7e9) rule ||g(0)||. Standardise the features, or "
+                      "lower tol", ConvergenceWarning, stacklevel=caller_stacklevel())
 
     def _newton(self, Z, y_pm, sw, w0):
-        """Truncated Newton on the oracle of ``self.backend`` from ``w0``."""
+        """Truncated Newton on the oracle of ``self.backend`` from ``w0``: the result and
+        the oracle (which holds the active set at the last iterate)."""
         oracle = make_oracle(Z, y_pm, self.C, sw, self.backend)
         with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
             grad_ref = None
             if w0.any():  # warm: keep the cold start's reference gradient norm
                 grad_ref = float(np.linalg.norm(oracle.value_grad(np.zeros_like(w0))[1]))
-            return truncated_newton(
+            res = truncated_newton(
                 oracle.value_grad,
                 oracle.hessian,
                 w0,
@@ -309,6 +365,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
                 grad_ref=grad_ref,
                 grad_floor=oracle.grad_floor(),
             )
+        return res, oracle
 
     def decision_function(self, X):
         """Ranking scores ``phi(X) @ coef_`` (higher means more likely positive)."""

@@ -13,7 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from optrank.models._prsvm_oracle import _pm_labels, _row_weights, score_grad_norm_at_zero
+from optrank.models._prsvm_oracle import (
+    _OUTLIER_SHIFT,
+    _pm_labels,
+    _row_weights,
+    score_grad_norm_at_zero,
+)
 from optrank.solvers._newton import gradient_floor
 
 
@@ -42,9 +47,21 @@ def _laplacian(act, v):
 
 
 def _centred(v):
-    """``v`` less its mean where that exceeds its range (the numpy oracle's rule)."""
-    mean = jnp.mean(v)
-    return jnp.where(jnp.abs(mean) > jnp.ptp(v), v - mean, v)
+    """``v`` less its mean where that exceeds its range, or less its median where a few
+    far values pull the mean off the bulk (the numpy oracle's rule,
+    :func:`optrank.models._prsvm_oracle._centred`); the medians are computed only where
+    the mean is at least half the range."""
+    mean, spread = jnp.mean(v), jnp.ptp(v)
+
+    def outlier_shift(_):
+        mid = jnp.median(v)
+        dev = jnp.median(jnp.abs(v - mid))
+        scale = _OUTLIER_SHIFT * jnp.where(dev > 0, dev, spread)
+        return (jnp.abs(mean - mid) > scale) & (jnp.abs(mid) > scale), mid
+
+    use_mid, mid = jax.lax.cond(jnp.abs(mean) > 0.5 * spread, outlier_shift,
+                                lambda _: (jnp.asarray(False), mean), None)
+    return jnp.where(use_mid, v - mid, jnp.where(jnp.abs(mean) > spread, v - mean, v))
 
 
 def _loss_grad_scores(o, is_pos, s):

@@ -23,12 +23,14 @@ class NewtonResult(NamedTuple):
 
     ``history`` maps ``objective``, ``grad_norm``, ``cg_iter``, ``step`` and ``time``
     (seconds since the start) to arrays with one entry per iterate, the first for ``x0``.
+    ``grad`` is the gradient at ``x`` (the last one evaluated).
     """
 
     x: np.ndarray
     converged: bool
     n_iter: int
     history: dict
+    grad: np.ndarray | None = None
 
 
 def conjugate_gradient(
@@ -212,7 +214,7 @@ def truncated_newton(
         for key, val in zip(hist, (f, gnorm, k, t, time.perf_counter() - start), strict=True):
             hist[key].append(val)
     history = {key: np.asarray(val) for key, val in hist.items()}
-    return NewtonResult(x, bool(gnorm <= goal), n_iter, history)
+    return NewtonResult(x, bool(gnorm <= goal), n_iter, history, g)
 
 
 def gradient_floor(C: float, frobenius: float, score_grad_norm: float) -> float:
