@@ -7,11 +7,18 @@ over rows. Column bounds are two constraints on index sets of ``z``.
 
 Statuses: cvxpy's ``optimal_inaccurate`` is accepted only when the KKT residuals of
 the Program at the answer are within ``INACCURATE_TOL`` (relative, see
-``_inaccurate_is_acceptable``): SCS stopped at ``max_iters`` says it too, with an
+``_inaccurate_residual``): SCS stopped at ``max_iters`` says it too, with an
 objective a third off and pair duals outside ``[0, C]``. A rejected one, and
 ``user_limit``, become ``iteration_limit`` or ``time_limit`` by which limit stopped the
 solver (its own words where it gives them, else its iteration count and time against
-the limits), else ``numerical_error``.
+the limits), else ``numerical_error``. cvxpy's ``unbounded`` from Clarabel, SCS, OSQP
+(any solver but HiGHS, which tells the two apart) is a certificate of dual
+infeasibility, which proves only "infeasible or unbounded" (Clarabel said ``unbounded``
+for a program with no feasible point): it is ``infeasible_or_unbounded`` unless a
+feasible point is known (the point nearest 0 within the column bounds satisfies every
+row) or the program is a dual form (whose primal the certificate proves infeasible, as
+the dual form reports it). A row without coefficients whose bounds exclude 0 is
+``infeasible`` before any solve, as in the pyomo backend.
 
 Dual signs (checked numerically, see ``tests/test_solvers_known_answers.py``): cvxpy's
 multiplier of ``A@z >= lo`` is ``>= 0`` and equals optrank's ``y``; of ``A@z <= up`` it
@@ -29,8 +36,9 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from optrank.solvers._inspect import kkt_residuals
+from optrank.solvers._inspect import kkt_residuals, solution_vectors
 from optrank.solvers._program import Program
+from optrank.solvers._pyomo import _empty_rows_excluding_zero
 from optrank.solvers._solution import Solution, Status
 
 logger = logging.getLogger(__name__)
@@ -40,7 +48,7 @@ _STATUS = {
     "optimal_inaccurate": Status.OPTIMAL,  # if its KKT residuals are small: see _extract
     "infeasible": Status.INFEASIBLE,
     "infeasible_inaccurate": Status.INFEASIBLE,
-    "unbounded": Status.UNBOUNDED,
+    "unbounded": Status.UNBOUNDED,  # proven by HiGHS only: see _unbounded_status
     "unbounded_inaccurate": Status.UNBOUNDED,
     "infeasible_or_unbounded": Status.INFEASIBLE_OR_UNBOUNDED,
     "user_limit": Status.ITERATION_LIMIT,
@@ -60,6 +68,9 @@ _NATIVE = {
     "threads": {"HIGHS": "threads"},
 }
 DEFAULT_METHOD = "CLARABEL"
+# cvxpy solvers whose "unbounded" comes with a feasible point (HiGHS says
+# kUnboundedOrInfeasible otherwise); the others' is a dual infeasibility certificate
+_PROVES_UNBOUNDED = frozenset({"HIGHS"})
 
 # largest relative KKT residual at which an ``optimal_inaccurate`` answer is kept: the
 # "reduced" feasibility tolerance Clarabel falls back to before it says inaccurate
@@ -113,6 +124,10 @@ class CvxpyBackend:
         if method not in installed:
             return self._failed(Status.ERROR, f"cvxpy solver {method} is not installed; "
                                 f"installed: {', '.join(installed)}", method, 0.0, 0.0)
+        bad = _empty_rows_excluding_zero(program)
+        if bad.size:  # Clarabel called such a program unbounded
+            return self._failed(Status.INFEASIBLE, f"row {int(bad[0])} has no coefficients and "
+                                f"its bounds exclude 0 ({bad.size} such rows)", method, 0.0, 0.0)
         t0 = time.perf_counter()
         problem, z, rows = self.build(program)
         build_time = time.perf_counter() - t0
@@ -168,6 +183,11 @@ class CvxpyBackend:
         message = str(problem.status)
         if status is Status.ITERATION_LIMIT:  # user_limit: which limit?
             status = _limit_hit(problem, method, kwargs, stats) or Status.ITERATION_LIMIT
+        if status is Status.UNBOUNDED:
+            status = _unbounded_status(program, method)
+            if status is Status.INFEASIBLE_OR_UNBOUNDED:
+                message += (f" ({method}'s certificate of dual infeasibility; no feasible point "
+                            "is known, so the program may be infeasible)")
         if status is not Status.OPTIMAL or z.value is None:
             status = Status.NUMERICAL_ERROR if status is Status.OPTIMAL else status
             return Solution(status, backend=name, message=message, stats=stats)
@@ -205,19 +225,62 @@ class CvxpyBackend:
         return Solution(status, backend=f"{self.name}:{method}", message=message, stats=stats)
 
 
+def _unbounded_status(program: Program, method: str) -> Status:
+    """cvxpy's ``unbounded``: ``UNBOUNDED`` where it is proven (HiGHS, or a feasible point
+    known: ``clip(0, col_lower, col_upper)`` satisfies every row), else
+    ``INFEASIBLE_OR_UNBOUNDED``. A program in dual form (``meta["form"] == "dual"``) keeps
+    ``UNBOUNDED``: the certificate proves its dual, the user's primal, infeasible (Farkas),
+    which is what the dual form reads its ``unbounded`` as."""
+    if method in _PROVES_UNBOUNDED or program.meta.get("form") == "dual":
+        return Status.UNBOUNDED
+    z = np.clip(0.0, program.col_lower, program.col_upper)
+    act = program.A @ z
+    feasible = np.all(act >= program.row_lower) and np.all(act <= program.row_upper)
+    return Status.UNBOUNDED if feasible else Status.INFEASIBLE_OR_UNBOUNDED
+
+
 def _inaccurate_residual(program: Program, solution: Solution) -> float:
     """The largest KKT residual of ``solution``, each relative to its scale: bound
     violations to ``1 + max |finite bound|``, stationarity and dual signs to
-    ``1 + max |c|``, complementarity to ``1 + |objective|``; the gap is relative already."""
+    ``1 + max |c|``, complementarity and the duality gap to ``_objective_scale``.
+
+    The gap of ``kkt_residuals`` is relative to ``1 + |objective|``, an absolute test for
+    an objective far below 1: Clarabel's ``optimal_inaccurate`` with a primal objective
+    of 1.66e-8 and a dual one of -1.49e-8 (optimum 1.22e-8) passed it.
+    """
     res = kkt_residuals(program, solution)
     bounds = np.concatenate([program.row_lower, program.row_upper, program.col_lower,
                              program.col_upper])
     bounds = np.abs(bounds[np.isfinite(bounds)])
     primal_scale = 1.0 + float(bounds.max(initial=0.0))
     dual_scale = 1.0 + float(np.abs(program.c).max(initial=0.0))
+    z, y, d = solution_vectors(program, solution)
+    scale = _objective_scale(program, z, y, d)
+    gap = abs(solution.objective - program.dual_objective(z, y, d)) / scale
     return max(res["primal"] / primal_scale, res["stationarity"] / dual_scale,
-               res["dual_sign"] / dual_scale,
-               res["complementarity"] / (1.0 + abs(solution.objective)), res["gap"])
+               res["dual_sign"] / dual_scale, res["complementarity"] / scale, gap)
+
+
+def _objective_scale(program: Program, z: np.ndarray, y: np.ndarray, d: np.ndarray) -> float:
+    """The sum of the magnitudes of the terms the primal and dual objectives add up
+    (``|c_j z_j|``, ``1/2 |z@Q@z|``, ``|dual * active bound|``; the constant left out).
+    It bounds both objectives less the constant, so a gap relative to it is relative to
+    the objective (as ``relative_gap`` of ``_pair_qp.py``) however small, and two
+    objectives that are 0 up to rounding of large terms are not rejected."""
+    scale = float(np.abs(program.c) @ np.abs(z))
+    if program.is_qp:
+        scale += 0.5 * abs(float(z @ (program.Q @ z)))
+    scale += _bound_magnitude(y, program.row_lower, program.row_upper)
+    scale += _bound_magnitude(d, program.col_lower, program.col_upper)
+    return max(scale, np.finfo(np.float64).tiny)
+
+
+def _bound_magnitude(dual: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+    """``sum |dual * bound|`` over the finite bounds the duals are attached to (positive:
+    lower, negative: upper), as ``Program.dual_objective`` adds them."""
+    bound = np.where(dual > 0, lower, np.where(dual < 0, upper, 0.0))
+    finite = np.isfinite(bound)
+    return float(np.sum(np.abs(dual[finite] * bound[finite])))
 
 
 def _limit_hit(problem, method: str, kwargs: dict, stats: dict) -> Status | None:

@@ -89,6 +89,8 @@ class PyomoBackend:
         if hint:  # HiGHS refuses the model, and pyomo read that as optimal at z = 0
             return Solution(Status.ERROR, backend=self.name,
                             message="HiGHS would refuse the model" + hint)
+        if _uses_no_column(program):  # pyomo would hand HiGHS an empty model: "unknown"
+            return self._trivial(program)
         t0 = time.perf_counter()
         model = self.build(program)
         build_time = time.perf_counter() - t0
@@ -125,6 +127,27 @@ class PyomoBackend:
 
         prepare_threads(options.get("threads", 0))  # HiGHS's one thread pool per process
         return Highs().solve(model, **kwargs)
+
+    def _trivial(self, program: Program) -> Solution:
+        """The optimum of a program whose objective and bounded rows use no column: the
+        objective is its constant at every point, so the point nearest 0 within the
+        column bounds (as ``_read`` takes for a column the solver never saw) with zero
+        duals is optimal; the rows hold there (an empty row whose bounds exclude 0 was
+        refused as infeasible before)."""
+        z = np.clip(0.0, program.col_lower, program.col_upper)
+        y, col_dual = np.zeros(program.n_rows), np.zeros(program.n_cols)
+        stats = {"build_time": 0.0, "solve_time": 0.0, "construct_time": 0.0,
+                 "translate_time": 0.0, "native_status": "empty model, not run",
+                 "dual_objective": program.dual_objective(z, y, col_dual)}
+        return Solution(
+            Status.OPTIMAL,
+            objective=program.objective_value(z),
+            primal=program.split_cols(z),
+            dual=program.split_rows(y),
+            col_dual=program.split_cols(col_dual),
+            backend=self.name,
+            stats=stats,
+        )
 
     def _extract(self, program: Program, model, results, stats) -> Solution:
         try:
@@ -164,15 +187,37 @@ class PyomoBackend:
         )
 
 
+def _nonzero_rows(program: Program) -> np.ndarray:
+    """Mask of the rows with a nonzero coefficient (an explicit zero stored in A is none).
+
+    Reads A without changing it: ``abs(A)`` sorted the Program's column indices in place
+    (scipy sums duplicates first), which changed later sums in the last bit."""
+    A = program.A
+    if not A.has_canonical_format:  # duplicates may cancel: sum them in a copy
+        A = A.copy()
+        A.sum_duplicates()
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    nonzero = np.zeros(A.shape[0], dtype=bool)
+    nonzero[rows[A.data != 0]] = True
+    return nonzero
+
+
 def _empty_rows_excluding_zero(program: Program) -> np.ndarray:
     """Rows without a nonzero coefficient whose bounds exclude 0 (infeasible as written)."""
-    A = program.A
-    nonzero = np.diff(A.indptr) > 0
-    if A.nnz and nonzero.any():
-        nonzero = np.asarray(abs(A).max(axis=1).todense()).ravel() > 0
     tol = 1e-9
-    bad = ~nonzero & ((program.row_lower > tol) | (program.row_upper < -tol))
+    bad = ~_nonzero_rows(program) & ((program.row_lower > tol) | (program.row_upper < -tol))
     return np.flatnonzero(bad)
+
+
+def _uses_no_column(program: Program) -> bool:
+    """True when neither the objective nor a row with a finite bound has a nonzero
+    coefficient: pyomo then hands HiGHS a model without columns and reads its status as
+    "unknown" (a zero-cost program without rows, or the dual form of an LP whose
+    columns are all fixed, was a ``numerical_error``)."""
+    if np.any(program.c) or (program.Q is not None and np.any(program.Q.data)):
+        return False
+    bounded = np.isfinite(program.row_lower) | np.isfinite(program.row_upper)
+    return not np.any(_nonzero_rows(program) & bounded)
 
 
 def _timings(results, build_time: float, wall: float) -> dict:
@@ -189,6 +234,9 @@ def _row_rule(program: Program, zs: list):
     from pyomo.core.expr.numeric_expr import LinearExpression
 
     A = program.A
+    if not A.has_canonical_format:  # each row in column order, on a copy of A
+        A = A.copy()
+        A.sum_duplicates()
     ip, ix, data = A.indptr, A.indices.tolist(), A.data.tolist()
     lo = [None if np.isinf(v) else float(v) for v in program.row_lower]
     up = [None if np.isinf(v) else float(v) for v in program.row_upper]
