@@ -12,45 +12,84 @@ from scipy.stats import rankdata
 
 from optrank._validation import binary_labels, require_two_classes
 
+_EXACT_FLOAT_INT = 2**53
+"""Integers up to this magnitude are exact in float64."""
 
-def _scores(scores) -> np.ndarray:
-    """``scores`` as a flat vector: one-dimensional, or a single column ``(n, 1)``,
-    raveled; anything else is refused rather than flattened. Signed integer scores keep
-    their dtype (float64 would merge integers above 2^53 into ties); unsigned ones become
-    int64, or their exact ranks when they exceed int64 (same order, same ties); booleans
-    and floats float64. Complex, string and other scores are refused (no silent parse)."""
-    s = np.asarray(scores)
+
+def _scores(scores) -> tuple[np.ndarray, np.ndarray]:
+    """``scores`` as flat vectors ``(order, values)``: one-dimensional, or a single column
+    ``(n, 1)``, raveled; anything else is refused rather than flattened.
+
+    ``order`` has exactly the scores' order and ties: signed integers keep their dtype
+    (float64 would merge integers above 2^53 into ties), unsigned ones become int64, or
+    their exact ranks when they exceed int64; Python integers beyond 2^53 (an object array,
+    or a list numpy would read as float64) are ranked exactly among the other scores;
+    booleans and floats are float64. ``values`` are the scores' numbers (``order`` itself
+    unless it holds ranks, then the scores as float64): the ROC thresholds. Complex,
+    string and other scores are refused (no silent parse)."""
+    s = _as_array(scores)
     kind = s.dtype.kind
-    if kind == "O":  # plain Python numbers in an object array
-        try:
-            s = s.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError("scores must be real numbers") from None
-    elif kind not in "biuf":
+    if kind not in "biufO":
         raise ValueError(f"scores must be real numbers, got dtype {s.dtype}")
-    if kind == "u":
-        if s.size and s.max() > np.iinfo(np.int64).max:
-            s = np.unique(s, return_inverse=True)[1].reshape(s.shape)
-        s = s.astype(np.int64)
-    elif s.dtype.kind != "i":
-        s = s.astype(np.float64)
+    if kind == "O":
+        order, values = _object_scores(s)
+    elif kind == "u" and s.size and s.max() > np.iinfo(np.int64).max:
+        order = np.unique(s, return_inverse=True)[1].reshape(s.shape).astype(np.int64)
+        values = s.astype(np.float64)
+    else:
+        order = s if kind == "i" else s.astype(np.int64 if kind == "u" else np.float64)
+        values = order
     if s.ndim == 2 and s.shape[1] == 1:
-        return s.ravel()
+        return order.ravel(), values.ravel()
     if s.ndim != 1:
         raise ValueError(
             f"scores must be one-dimensional (or a single column), got shape {s.shape}")
+    return order, values
+
+
+def _as_array(scores) -> np.ndarray:
+    """``np.asarray(scores)``, but a list holding Python integers beyond 2^53 as an object
+    array (numpy reads ``[2**64 - 1, 2**64 - 2]`` as float64: one tied value)."""
+    s = np.asarray(scores)
+    if isinstance(scores, list | tuple) and s.dtype.kind == "f":
+        objects = np.asarray(scores, dtype=object)
+        if objects.shape == s.shape and any(map(_big_int, objects.flat)):
+            return objects
     return s
 
 
+def _big_int(v) -> bool:
+    return isinstance(v, int | np.integer) and abs(int(v)) > _EXACT_FLOAT_INT
+
+
+def _object_scores(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, values)`` of an object array of real numbers: float64 values, and exact
+    ranks for the order when some integer is beyond 2^53 (integers compared as Python
+    integers, the rest as their float64 values)."""
+    try:
+        values = s.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("scores must be real numbers") from None
+    except OverflowError:  # an integer beyond float64's range (~1.8e308)
+        raise ValueError("scores must be real numbers within float64's range") from None
+    if not np.all(np.isfinite(values)) or not any(map(_big_int, s.flat)):
+        return values, values
+    exact = np.empty(s.shape, dtype=object)
+    exact.flat[:] = [int(v) if isinstance(v, int | np.integer) else float(f)
+                     for v, f in zip(s.flat, values.flat, strict=True)]
+    return np.unique(exact, return_inverse=True)[1].reshape(s.shape).astype(np.int64), values
+
+
 def _prepare(y_true, scores, pos_label=None):
+    """``(y, order, values, n_pos, n_neg)``: labels in {-1, +1} and :func:`_scores`."""
     y = binary_labels(y_true, pos_label)
-    s = _scores(scores)
+    s, values = _scores(scores)
     if s.shape != y.shape:
         raise ValueError(f"y_true has {y.size} entries but scores has {s.size}")
-    if not np.all(np.isfinite(s)):
+    if not np.all(np.isfinite(values)):
         raise ValueError("scores contain NaN or inf")
     n_pos, n_neg = require_two_classes(y)
-    return y, s, n_pos, n_neg
+    return y, s, values, n_pos, n_neg
 
 
 def auc(y_true, scores, pos_label=None) -> float:
@@ -64,7 +103,7 @@ def auc(y_true, scores, pos_label=None) -> float:
     >>> auc([1, 1, -1, -1], [0.9, 0.4, 0.4, 0.1])
     0.875
     """
-    y, s, n_pos, n_neg = _prepare(y_true, scores, pos_label)
+    y, s, _, n_pos, n_neg = _prepare(y_true, scores, pos_label)
     ranks = rankdata(s)  # average ranks: ties share the mean rank
     rank_sum = float(ranks[y == 1].sum())
     return (rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
@@ -74,9 +113,9 @@ def roc_curve(y_true, scores, pos_label=None):
     """ROC curve at every distinct score threshold.
 
     Returns ``(fpr, tpr, thresholds)``: point k classifies ``score >= thresholds[k]``
-    as positive; the first point is (0, 0) with threshold +inf. The thresholds are
-    float64 (so that +inf fits): integer scores beyond 2^53 in magnitude are rounded in
-    them (the curve itself is computed on the exact scores).
+    as positive; the first point is (0, 0) with threshold +inf. The thresholds are the
+    scores, as float64 (so that +inf fits): integer scores beyond 2^53 in magnitude are
+    rounded in them (the curve itself is computed on the exact scores' order).
 
     Examples
     --------
@@ -84,7 +123,7 @@ def roc_curve(y_true, scores, pos_label=None):
     >>> fpr.tolist(), tpr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
-    y, s, n_pos, n_neg = _prepare(y_true, scores, pos_label)
+    y, s, values, n_pos, n_neg = _prepare(y_true, scores, pos_label)
     # descending by reversing an ascending sort: -s would wrap the int64 minimum onto
     # itself (ties are grouped below, so their order within a group does not matter)
     order = np.argsort(s, kind="stable")[::-1]
@@ -94,7 +133,7 @@ def roc_curve(y_true, scores, pos_label=None):
     fps = (last_of_group + 1) - tps
     fpr = np.r_[0.0, fps / n_neg]
     tpr = np.r_[0.0, tps / n_pos]
-    thresholds = np.r_[np.inf, s_sorted[last_of_group]]
+    thresholds = np.r_[np.inf, values[order[last_of_group]]]
     return fpr, tpr, thresholds
 
 
@@ -112,7 +151,7 @@ def accuracy_at_optroc(y_true, scores, pos_label=None) -> float:
     >>> accuracy_at_optroc([1, 1, -1, -1], [0.9, 0.4, 0.5, 0.1])
     0.75
     """
-    y, s, n_pos, n_neg = _prepare(y_true, scores, pos_label)
+    y, s, _, n_pos, n_neg = _prepare(y_true, scores, pos_label)
     fpr, tpr, _ = roc_curve(y, s)
     correct = n_pos * tpr + n_neg * (1.0 - fpr)
     return float(correct.max() / (n_pos + n_neg))

@@ -42,6 +42,7 @@ _EXPECTED_FAILURES = {
         "check_estimators_dtypes",
         "check_sample_weights_not_an_array",
         "check_sample_weights_shape",
+        "check_sample_weights_pandas_series",
         "check_sample_weights_not_overwritten",
         "check_classifier_data_not_an_array",
         "check_classifiers_classes",

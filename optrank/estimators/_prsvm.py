@@ -557,7 +557,7 @@ class NBAM(_EmbeddedPRSVM):
             landmarks=self.landmarks,
             rank=self.rank,
             random_state=self._map_seed(),
-        )
+        ).set_output(transform="default")  # arrays, whatever sklearn.set_config says
 
 
 class FBAM(_EmbeddedPRSVM):
@@ -626,4 +626,4 @@ class FBAM(_EmbeddedPRSVM):
             gamma=self.gamma,
             form=self.form,
             random_state=self._map_seed(),
-        )
+        ).set_output(transform="default")  # arrays, whatever sklearn.set_config says

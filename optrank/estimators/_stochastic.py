@@ -520,7 +520,8 @@ class NASAM(_KernelStochasticAUC):
         from optrank.features import NystromFeatures
 
         return NystromFeatures(n_components=self.n_components, landmarks="kmeans",
-                               random_state=self._map_seed(), dtype=self.dtype)
+                               random_state=self._map_seed(), dtype=self.dtype
+                               ).set_output(transform="default")  # arrays, whatever set_config
 
 
 class NPSAM(NASAM):
@@ -592,7 +593,8 @@ class FASAM(_KernelStochasticAUC):
         from optrank.features import FourierFeatures
 
         return FourierFeatures(n_components=self.n_components, gamma=self.gamma,
-                               random_state=self._map_seed(), dtype=self.dtype)
+                               random_state=self._map_seed(), dtype=self.dtype
+                               ).set_output(transform="default")  # arrays, whatever set_config
 
 
 __all__ = ["ASAM", "FASAM", "NASAM", "NPSAM", "PSAM", "SAM"]

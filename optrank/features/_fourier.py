@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -14,14 +14,15 @@ from optrank.features._kernels import default_gamma, output_dtype, row_blocks, t
 _FORMS = ("cos", "sincos")
 
 
-class FourierFeatures(TransformerMixin, BaseEstimator):
+class FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Random Fourier map approximating ``exp(-gamma ||x - y||^2)``.
 
     Frequencies ``theta ~ N(0, 2 gamma I)``. ``form="cos"``:
     ``psi(x) = sqrt(2/D) cos(theta_j.x + b_j)``, ``b_j ~ U[0, 2 pi]``, ``j = 1..D``
     (dissertation eq. 3.2). ``form="sincos"``: ``D/2`` frequencies and
     ``psi(x) = sqrt(2/D) [cos(theta_j.x), sin(theta_j.x)]`` (``D`` must be even),
-    which has lower variance for the same output dimension.
+    which has lower variance for the same output dimension. Output columns are named
+    ``fourierfeatures0, ...`` (``get_feature_names_out``, ``set_output``).
 
     Parameters
     ----------
@@ -77,6 +78,12 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
         )
         return self
 
+    @property
+    def _n_features_out(self) -> int:
+        """Output width of the fitted map (for ``get_feature_names_out``): the fitted
+        form's, not ``n_components`` as it is now (``set_params`` after fit)."""
+        return self.random_weights_.shape[1] * (1 if self.form_ == "cos" else 2)
+
     def transform(self, X):
         """Map X to the ``D``-dimensional random feature space."""
         check_is_fitted(self)
@@ -85,7 +92,7 @@ class FourierFeatures(TransformerMixin, BaseEstimator):
         # the fitted width and form, not n_components / form as they are now (set_params
         # after fit)
         form = self.form_
-        width = self.random_weights_.shape[1] * (1 if form == "cos" else 2)
+        width = self._n_features_out
         scale = np.sqrt(2.0 / width)
 
         def block(B):

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from optrank._validation import canonical, is_count
 from optrank.features._kernels import (
+    centred_gaussian_kernel,
     default_gamma,
-    gaussian_kernel,
+    offset_center,
     output_dtype,
     row_blocks,
     tag_dtype,
@@ -20,14 +21,17 @@ from optrank.features._kernels import (
 _LANDMARKS = ("kmeans", "uniform")
 
 
-class NystromFeatures(TransformerMixin, BaseEstimator):
+class NystromFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Nystrom embedding ``psi(x) = Sigma_r^{-1/2} U_r^T [k(x, u_1), ..., k(x, u_m)]``.
 
     Algorithm 2 of the dissertation: landmarks ``u_1..u_m`` (k-means centroids or a
     uniform sample of rows), ``W = k(U, U) = U Sigma U^T``, keep the top ``r``
     eigenpairs (eigenvalues above ``1e-12 * max`` only: the pseudo-inverse), so that
     ``psi(x).psi(y) = k_x^T W_r^+ k_y`` approximates ``k(x, y)``. The kernel is
-    Gaussian, ``exp(-gamma ||x - y||^2)``.
+    Gaussian, ``exp(-gamma ||x - y||^2)``; its distances are taken from ``center_`` when
+    the training rows share an offset large against their spread
+    (``optrank.features._kernels.offset_center``). Output columns are named
+    ``nystromfeatures0, ...`` (``get_feature_names_out``, ``set_output``).
 
     Parameters
     ----------
@@ -50,6 +54,19 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         Precision of ``transform``'s output. Landmarks, kernel values and the
         normalisation stay float64 and each embedded row is rounded once;
         ``"float32"`` halves the embedding's memory.
+
+    Attributes
+    ----------
+    gamma_ : float
+        Kernel parameter used.
+    components_ : ndarray of shape (m, n_features)
+        The landmarks.
+    normalization_ : ndarray of shape (m, r)
+        ``U_r Sigma_r^{-1/2}``.
+    center_ : ndarray of shape (n_features,) or None
+        Mean of the training rows, subtracted from rows and landmarks before their
+        distances are taken; ``None`` (the plain form) unless it lies more than
+        ``OFFSET_RATIO = 1e3`` times their spread from the origin.
 
     Examples
     --------
@@ -96,11 +113,18 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"rank must be None or a positive integer, got {self.rank!r}")
         output_dtype(self.dtype)
         self.gamma_ = default_gamma(X, self.gamma)
+        self.center_ = offset_center(X)
         self.components_ = self._landmarks(X, min(self.n_components, X.shape[0]))
         self.normalization_ = _inverse_sqrt(
-            gaussian_kernel(self.components_, self.components_, self.gamma_), self.rank
+            centred_gaussian_kernel(self.components_, self.components_, self.gamma_,
+                                    self.center_), self.rank
         )
         return self
+
+    @property
+    def _n_features_out(self) -> int:
+        """Output width, the kept rank (for ``get_feature_names_out``)."""
+        return self.normalization_.shape[1]
 
     def _landmarks(self, X, m: int) -> np.ndarray:
         rng = check_random_state(self.random_state)
@@ -122,24 +146,30 @@ class NystromFeatures(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = canonical(validate_data(self, X, accept_sparse="csr", dtype=np.float64,
                                     reset=False))
-        return row_blocks(
-            lambda B: gaussian_kernel(B, self.components_, self.gamma_) @ self.normalization_,
-            X, self.normalization_.shape[1], dtype=output_dtype(self.dtype),
-        )
+        center = getattr(self, "center_", None)  # None on a map pickled before center_
+
+        def block(B):
+            K = centred_gaussian_kernel(B, self.components_, self.gamma_, center)
+            return K @ self.normalization_
+
+        return row_blocks(block, X, self._n_features_out, dtype=output_dtype(self.dtype))
 
     def fitted_arrays(self) -> dict:
-        """Fitted state as arrays (for ``.npz`` persistence)."""
-        return {
+        """Fitted state as arrays (for ``.npz`` persistence; ``center_`` only when set)."""
+        arrays = {
             "components_": self.components_,
             "normalization_": self.normalization_,
             "gamma_": np.float64(self.gamma_),
         }
+        center = getattr(self, "center_", None)
+        return arrays if center is None else {**arrays, "center_": center}
 
     def set_fitted_arrays(self, arrays: dict):
         """Restore the state written by :meth:`fitted_arrays`; returns self."""
         self.components_ = np.asarray(arrays["components_"])
         self.normalization_ = np.asarray(arrays["normalization_"])
         self.gamma_ = float(arrays["gamma_"])
+        self.center_ = np.asarray(arrays["center_"]) if "center_" in arrays else None
         self.n_features_in_ = self.components_.shape[1]
         return self
 

@@ -244,7 +244,8 @@ class _NystromPasses(RankerMixin, BaseEstimator):
 
     def _nystrom(self):
         return NystromFeatures(n_components=self.n_landmarks, landmarks="kmeans",
-                               random_state=self.random_state, dtype=self.dtype)
+                               random_state=self.random_state, dtype=self.dtype
+                               ).set_output(transform="default")  # arrays, whatever set_config
 
     def _learner(self):
         params = {k: v for k, v in self.get_params().items() if k != "n_landmarks"}
