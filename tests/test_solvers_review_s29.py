@@ -286,3 +286,13 @@ def test_solve_does_not_reorder_the_programs_matrix(solver):  # pyomo: was sorte
     assert solve(prog, solver, form="primal").ok
     np.testing.assert_array_equal(prog.A.indices, indices)
     np.testing.assert_array_equal(prog.A.data, data)
+
+
+@pytest.mark.parametrize(("backend", "other"), [("cvxpy:CLARABEL", "highs"),
+                                                ("highs", "cvxpy:CLARABEL"),
+                                                ("pyomo", "cvxpy:CLARABEL")])
+def test_numerical_error_advice_names_another_backend(backend, other):
+    from optrank.solvers._solution import Solution, SolverError, Status
+
+    message = str(SolverError.from_solution(Solution(Status.NUMERICAL_ERROR, backend=backend)))
+    assert f"solver='{other}'" in message

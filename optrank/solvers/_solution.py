@@ -40,8 +40,9 @@ _ADVICE = {
     "profile ('highs-ipm')",
     Status.ITERATION_LIMIT: "raise the iteration limit (iteration_limit for highs, max_iter "
     "for cvxpy){dual} or try another method",
+    # {other}: a backend other than the one that failed (see _advice)
     Status.NUMERICAL_ERROR: "standardise the features, or try another backend "
-    "(e.g. solver='cvxpy:CLARABEL')",
+    "(e.g. solver='{other}')",
 }
 
 
@@ -65,10 +66,14 @@ class SolverError(RuntimeError):
 def _advice(solution: Solution) -> str:
     """What to try after ``solution``. The dual form is offered for a limit only when the
     solve ran in primal form and was not a QP (a QP stays primal: see _dualize.py); it
-    was advised to solves already in dual form too."""
+    was advised to solves already in dual form too. The other backend named after a
+    numerical error is not the one that failed (Clarabel's failure advised Clarabel)."""
     advice = _ADVICE.get(solution.status, "inspect solution.stats for the solver's report")
     primal_lp = solution.form == "primal" and not solution.stats.get("qp", False)
-    return advice.format(dual=", choose the dual form (form='dual')" if primal_lp else "")
+    other = "highs" if solution.backend.lower().startswith("cvxpy:clarabel") else \
+        "cvxpy:CLARABEL"
+    return advice.format(dual=", choose the dual form (form='dual')" if primal_lp else "",
+                         other=other)
 
 
 @dataclass
