@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("evaluate", help="score a saved model on the test part of a dataset "
                         "(by default the split and scaling recorded at 'fit --save')")
     ev.add_argument("--model", type=Path, required=True, help="a model saved by 'fit --save'")
-    _data_args(ev)
+    _evaluate_data_args(ev)
     ev.set_defaults(func=cmd_evaluate)
 
     ds = sub.add_parser("datasets", help="list the datasets optrank can load")
@@ -205,6 +205,22 @@ def _data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="override [data] data_dir")
 
 
+def _evaluate_data_args(p: argparse.ArgumentParser) -> None:
+    """evaluate's --config/--dataset: they choose the split only for a model saved without
+    one (Python ``save()``); for one saved by 'fit --save' they may only repeat it."""
+    p.add_argument("--config", default=None,
+                   help="only for a model saved without its split (Python save()): the TOML "
+                   "config or preset whose [data] split to score on (default: "
+                   f"{DEFAULT_CONFIG.name}); for a model saved by 'fit --save' the split is the "
+                   "recorded one, and this must match it")
+    p.add_argument("--dataset",
+                   help="only for a model saved without its split (Python save()): the dataset "
+                   "to score on; for a model saved by 'fit --save' (default: the recorded "
+                   "dataset) it must name the recorded one")
+    p.add_argument("--data-dir", help="data directory (default: the one recorded at 'fit "
+                   "--save', else $OPTRANK_DATA or shared/data)")
+
+
 def _config(args) -> Config:
     cfg = load_config(args.config) if args.config else load_config(DEFAULT_CONFIG)
     overrides = {k: v for k, v in (("name", args.dataset), ("data_dir", args.data_dir)) if v}
@@ -215,9 +231,25 @@ def _config(args) -> Config:
 
 def prepare_data(cfg: Config):
     """Load the configured dataset and return (X_train, y_train, X_test, y_test)."""
-    from optrank.data import Standardizer, load, stratified_split
+    return _prepared(cfg.data)[:4]
 
-    d = cfg.data
+
+def _prepared(d: DataConfig):
+    """(X_train, y_train, X_test, y_test, scaler): the split, standardised by the
+    Standardizer fitted on X_train when ``[data] standardize`` (else scaler is None)."""
+    from optrank.data import Standardizer
+
+    X_train, y_train, X_test, y_test = _split(d)
+    scaler = Standardizer().fit(X_train) if d.standardize else None
+    if scaler is not None:
+        X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+    return X_train, y_train, X_test, y_test, scaler
+
+
+def _split(d: DataConfig):
+    """The unscaled (X_train, y_train, X_test, y_test) of the [data] settings ``d``."""
+    from optrank.data import load, stratified_split
+
     X, y = load(d.name, split=d.split, binarize=d.binarize, data_dir=d.data_dir,
                 missing=d.missing)
     if d.test_name:
@@ -228,9 +260,6 @@ def prepare_data(cfg: Config):
     else:
         train, test = stratified_split(y, test_size=d.test_size, random_state=d.random_state)
         X_train, y_train, X_test, y_test = X[train], y[train], X[test], y[test]
-    if d.standardize:
-        scaler = Standardizer().fit(X_train)
-        X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
     return X_train, y_train, X_test, y_test
 
 
@@ -289,7 +318,7 @@ def cmd_fit(args) -> int:
             raise FileNotFoundError(f"--save {args.save}: the folder {folder} does not exist")
         if not os.access(folder, os.W_OK):
             raise ValueError(f"--save {args.save}: the folder {folder} is not writable")
-    X_train, y_train, X_test, y_test = prepare_data(cfg)
+    X_train, y_train, X_test, y_test, scaler = _prepared(cfg.data)
     print(f"dataset    {cfg.data.name}: {X_train.shape[0]} train / {X_test.shape[0]} test rows, "
           f"{X_train.shape[1]} features, {int((y_train == 1).sum())} train positives")
     print(f"model      {model!r}")
@@ -311,7 +340,7 @@ def cmd_fit(args) -> int:
     if all(hasattr(model, a) for a in ("duals_", "pairs_", "top_pairs")):
         _print_pairs(model, cfg.experiment.show_pairs)
     if args.save:
-        path = _save_with_data(model, args.save, cfg.data)
+        path = _save_with_data(model, args.save, cfg.data, scaler)
         print(f"saved      {path}")
     return 0
 
@@ -334,13 +363,67 @@ def _print_pairs(model, k: int) -> None:
         print(f"  {rank:2d}. (+{p:4d}, -{n:4d})  dual {dual:.6g}{tail}")
 
 
-def _save_with_data(model, path: Path, data: DataConfig) -> Path:
-    """``model.save(path)``, plus the [data] settings in the file's metadata for 'evaluate'."""
+_SCALER_ARRAYS = ("scaler__mean", "scaler__scale")
+"""The arrays of the Standardizer fitted by 'fit --save' (its ``mean_`` and ``scale_``);
+the metadata's ``"scaler"`` holds ``{"with_mean": ...}``, or None when the fit did not
+standardise."""
+
+
+def _save_with_data(model, path: Path, data: DataConfig, scaler=None) -> Path:
+    """``model.save(path)``, plus the [data] settings in the file's metadata and the fitted
+    Standardizer (``scaler``, None without ``[data] standardize``): the model's weights are
+    for standardised features, so the file carries the scaling that raw rows need."""
     from optrank._persist import load_npz, save_npz
 
     path = model.save(path)
     arrays, meta = load_npz(path)
-    return save_npz(path, arrays, {**meta, "data": dataclasses.asdict(data)})
+    meta = {**meta, "data": dataclasses.asdict(data), "scaler": None}
+    if scaler is not None:
+        arrays = {**arrays, _SCALER_ARRAYS[0]: scaler.mean_, _SCALER_ARRAYS[1]: scaler.scale_}
+        meta["scaler"] = {"with_mean": bool(scaler.with_mean_)}
+    return save_npz(path, arrays, meta)
+
+
+def _saved_scaler(arrays: dict, meta: dict):
+    """The Standardizer saved by 'fit --save', or None where the fit did not standardise."""
+    from optrank.data import Standardizer
+
+    if meta.get("scaler") is None:
+        return None
+    scaler = Standardizer()
+    scaler.mean_, scaler.scale_ = (np.asarray(arrays[k], dtype=np.float64)
+                                   for k in _SCALER_ARRAYS)
+    scaler.with_mean_ = bool(meta["scaler"]["with_mean"])
+    return scaler
+
+
+def load_cli_model(path):
+    """A model saved by ``optrank fit --save``, ready to score raw rows of the dataset.
+
+    ``Estimator.load(path)`` of such a file gives a model whose weights are for the
+    standardised features of the fit (``[data] standardize = true``, the default). This
+    returns a scikit-learn ``Pipeline`` of the Standardizer fitted at 'fit --save' and that
+    model, whose ``decision_function`` takes raw rows; the model alone where the fit did
+    not standardise, or where the file was written by the estimator's own ``save()``
+    (which records no scaling).
+
+    Raises ``ValueError`` for a file of 'fit --save' from before the scaling was saved:
+    ``optrank evaluate --model PATH`` still scores it (it refits the scaling on the
+    recorded split).
+    """
+    from sklearn.pipeline import make_pipeline
+
+    from optrank._persist import load_npz
+
+    arrays, meta = load_npz(path)
+    model = _load_model(path, meta)
+    data = meta.get("data")
+    if "scaler" not in meta and data is not None and data.get("standardize", True):
+        raise ValueError(f"{path} was saved by an 'optrank fit --save' that did not record "
+                         "its scaling: its model is for standardised features; score it with "
+                         "'optrank evaluate --model', or fit and save it again")
+    scaler = _saved_scaler(arrays, meta)
+    return model if scaler is None else make_pipeline(scaler, model)
 
 
 def _saveable(cls) -> bool:
@@ -359,10 +442,15 @@ def cmd_evaluate(args) -> int:
     from optrank._persist import load_npz
     from optrank.metrics import accuracy_at_optroc, auc
 
-    _, meta = load_npz(args.model)
+    arrays, meta = load_npz(args.model)
     model = _load_model(args.model, meta)
     data, where = _evaluation_data(args, meta.get("data"))
-    _, _, X_test, y_test = prepare_data(Config(data=data))
+    if "scaler" in meta:  # the Standardizer of the fit itself
+        _, _, X_test, y_test = _split(data)
+        scaler = _saved_scaler(arrays, meta)
+        X_test = X_test if scaler is None else scaler.transform(X_test)
+    else:  # saved without it: refit on the split's training part, as the fit did
+        _, _, X_test, y_test = prepare_data(Config(data=data))
     scores = model.decision_function(X_test)
     print(f"dataset    {data.name}: {X_test.shape[0]} test rows ({where})")
     print(f"test AUC   {auc(y_test, scores):.4f}   accuracy at OPTROC "

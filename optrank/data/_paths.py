@@ -47,7 +47,7 @@ def data_home(data_dir: str | os.PathLike | None = None) -> Path:
 
 def _origin(data_dir) -> str:
     if data_dir is not None:
-        return "the data_dir argument"
+        return "the data_dir argument (--data-dir or [data] data_dir in the optrank command)"
     if os.environ.get(DATA_ENV):
         return f"the {DATA_ENV} environment variable"
     return f"the default (no data_dir argument, {DATA_ENV} unset)"
@@ -59,7 +59,8 @@ def require_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     if not root.is_dir():
         raise FileNotFoundError(
             f"data directory {root} does not exist (taken from {_origin(data_dir)}); "
-            f"set {DATA_ENV} or pass data_dir= to the directory holding MANIFEST.md"
+            f"set {DATA_ENV}, or pass data_dir= (Python) or --data-dir (the optrank "
+            "command), to the folder holding MANIFEST.json"
         )
     return root
 
