@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -64,12 +64,15 @@ def available_backends() -> list[str]:
 
 @dataclass(frozen=True)
 class SolverSpec:
-    """A resolved solver choice: backend name, native sub-solver, options, form."""
+    """A resolved solver choice: backend name, options, form, and the native sub-solver
+    named after the backend (``"cvxpy:CLARABEL"`` -> ``native="CLARABEL"``, also
+    ``options["method"]``); an ``options["method"]`` naming another one is an error."""
 
     backend: str
     options: dict = field(default_factory=dict)
     form: str = "auto"
     label: str = ""
+    native: str = ""
 
     def describe(self) -> str:
         return self.label or self.backend
@@ -113,7 +116,7 @@ def _spec_from_name(name: str) -> SolverSpec:
     backend, _, native = name.partition(":")
     if backend.lower() in _BACKENDS:
         options = {"method": native} if native else {}
-        return _validated(SolverSpec(backend.lower(), options, "auto", name))
+        return _validated(SolverSpec(backend.lower(), options, "auto", name, native))
     if (PROFILE_DIR / f"{name}.toml").is_file():
         return _spec_from_profile(PROFILE_DIR / f"{name}.toml")
     get_backend(backend)  # raises the error listing known names
@@ -149,7 +152,8 @@ def _spec_from_dict(data: dict, label: str) -> SolverSpec:
     options = dict(data.get("options", {}))
     if native:
         options.setdefault("method", native)
-    spec = SolverSpec(backend.lower(), options, data.get("form", "auto"), data.get("name", label))
+    spec = SolverSpec(backend.lower(), options, data.get("form", "auto"), data.get("name", label),
+                      native)
     return _validated(spec)
 
 
@@ -159,7 +163,30 @@ def _validated(spec: SolverSpec) -> SolverSpec:
         raise ValueError(f"form must be one of {_FORMS}, got {spec.form!r}")
     for key, value in spec.options.items():
         _check_option(backend, key, value)
+    _check_native(spec)
     return spec
+
+
+HIGHS_METHODS = frozenset({"simplex", "choose", "ipm", "ipx", "pdlp", "qpasm"})
+"""Values of HiGHS's ``solver`` option: the ``method`` of the highs and pyomo backends."""
+
+
+def _check_native(spec: SolverSpec) -> None:
+    """The solver named after the backend (``cvxpy:CLARABEL``) and ``options["method"]``
+    must agree (case aside): letting either win silently ran another solver than the
+    one the spec, and the model's description, names."""
+    method = spec.options.get("method")
+    if not spec.native or not isinstance(method, str) or method.lower() == spec.native.lower():
+        return
+    named = f"{spec.backend}:{spec.native}"
+    where = "" if spec.label.lower() in ("", "dict", named.lower()) else f"solver {spec.label!r}: "
+    message = (f"{where}backend {named!r} names the solver {spec.native!r} but option "
+               f"method={method!r} names another; keep one (backend = "
+               f"'{spec.backend}:{method}', or remove the method option)")
+    if spec.backend == "cvxpy" and method.lower() in HIGHS_METHODS:
+        message += (f"; {method!r} is a HiGHS method, an option of the highs backend "
+                    f"(backend = 'highs'), not a cvxpy solver")
+    raise ValueError(message)
 
 
 def _check_option(backend: Backend, key: str, value) -> None:
@@ -203,21 +230,25 @@ def solve(program: Program, solver="auto", form: str | None = None, **options) -
 
     ``form`` ("primal", "dual") overrides the spec's form; "auto" or None keeps it (a
     profile's ``form = "primal"`` holds). Extra keyword options are merged into every
-    spec's options (and validated per backend).
+    spec's options (and validated per backend); a ``method`` naming another solver than
+    the one after a backend's colon (``"cvxpy:CLARABEL"`` with ``method="SCS"``) is a
+    ``ValueError`` before the first backend runs, and skips such a fallback after it
+    (with ``"auto"`` the method replaces the pick).
     A backend that is not installed is skipped with a warning when fallbacks remain.
     """
     from optrank.solvers._dualize import solve_in_form
 
-    if isinstance(solver, str) and solver.lower() == "auto":
-        solver = auto_solver(program)
-    specs = resolve_solver(solver)
+    auto = isinstance(solver, str) and solver.lower() == "auto"
+    specs = resolve_solver(auto_solver(program) if auto else solver)
+    if auto:  # a method option replaces the sub-solver "auto" picked, not one named
+        specs = [replace(spec, native="") for spec in specs]
     first: Solution | None = None  # the first backend that ran and failed
     notes: list[str] = []  # what each later fallback did
     for i, spec in enumerate(specs):
         # "auto" (as None) states no preference: the spec's own form (a profile's
         # form = "primal") holds
-        spec = SolverSpec(spec.backend, {**spec.options, **options},
-                          spec.form if form in (None, "auto") else form, spec.label)
+        spec = replace(spec, options={**spec.options, **options},
+                       form=spec.form if form in (None, "auto") else form)
         try:
             spec = _validated(spec)
         except ValueError as exc:
