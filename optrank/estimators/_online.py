@@ -824,7 +824,9 @@ class OPAUC(_OnlineRanker):
     Parameters
     ----------
     learning_rate : float
-        Step size ``lr`` of ``w <- w - lr g``.
+        Step size ``lr`` of ``w <- w - lr g`` (default 0.01; the gradient grows with
+        ``||x||^2``, so tune it, e.g. with :class:`optrank.PrefixTuned`: docs/online.md,
+        "Default step sizes").
     lam : float
         L2 regularisation ``lam / 2 ||w||^2`` (the papers' ``1e-4`` by default).
     rank : int or None
@@ -849,7 +851,7 @@ class OPAUC(_OnlineRanker):
     _positive = ("learning_rate",)
     _counts = ("rank",)
 
-    def __init__(self, learning_rate=0.1, lam=1e-4, rank=None, random_state=None,
+    def __init__(self, learning_rate=0.01, lam=1e-4, rank=None, random_state=None,
                  dtype="float32", pos_label=None):
         self.learning_rate = learning_rate
         self.lam = lam
@@ -923,7 +925,8 @@ class SOLAM(_OnlineRanker):
     Parameters
     ----------
     learning_rate : float
-        Initial step size (the step at instance ``t`` is ``learning_rate / sqrt(t)``).
+        Initial step size (the step at instance ``t`` is ``learning_rate / sqrt(t)``;
+        default 0.1: docs/online.md, "Default step sizes").
     R : float
         Radius of the feasible set: ``||w|| <= R``, ``|a|, |b| <= R``, ``|alpha| <= 2 R``
         (the paper's bounds for rows of norm at most 1).
@@ -944,7 +947,7 @@ class SOLAM(_OnlineRanker):
     _positive = ("learning_rate", "R")
     _counts = ()
 
-    def __init__(self, learning_rate=1.0, R=10.0, random_state=None, dtype="float32",
+    def __init__(self, learning_rate=0.1, R=10.0, random_state=None, dtype="float32",
                  pos_label=None):
         self.learning_rate = learning_rate
         self.R = R

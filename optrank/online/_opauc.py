@@ -143,7 +143,7 @@ def _init(key, d, rank, learning_rate, lam, delta, dtype):
     )
 
 
-def opauc(learning_rate=0.1, lam=1e-4, *, rank: int | None = None, dtype=jnp.float32) -> Learner:
+def opauc(learning_rate=0.01, lam=1e-4, *, rank: int | None = None, dtype=jnp.float32) -> Learner:
     """OPAUC (``rank=None``) or OPAUCr with a rank-``rank`` sketch (Gao et al. 2013).
 
     Examples

@@ -103,7 +103,7 @@ def _score(state: SOLAMState, X):
     return X @ (state.w_sum / jnp.maximum(state.gamma_sum, 1e-30))
 
 
-def solam(learning_rate=1.0, R=10.0, *, dtype=jnp.float32) -> Learner:
+def solam(learning_rate=0.1, R=10.0, *, dtype=jnp.float32) -> Learner:
     """SOLAM with initial step ``learning_rate`` and radius ``R`` (both vmappable).
 
     Examples
