@@ -137,8 +137,13 @@ class PyomoBackend:
         z = np.clip(0.0, program.col_lower, program.col_upper)
         y, col_dual = np.zeros(program.n_rows), np.zeros(program.n_cols)
         stats = {"build_time": 0.0, "solve_time": 0.0, "construct_time": 0.0,
-                 "translate_time": 0.0, "native_status": "empty model, not run",
-                 "dual_objective": program.dual_objective(z, y, col_dual)}
+                 "translate_time": 0.0, "native_status": "empty model, not run"}
+        return self._optimal(program, z, y, col_dual, stats)
+
+    def _optimal(self, program: Program, z, y, col_dual, stats) -> Solution:
+        """The optimal Solution of ``program`` at ``(z, y, col_dual)``, with its dual
+        objective in ``stats``."""
+        stats["dual_objective"] = program.dual_objective(z, y, col_dual)
         return Solution(
             Status.OPTIMAL,
             objective=program.objective_value(z),
@@ -175,16 +180,7 @@ class PyomoBackend:
             y[keys] = [duals[c] for c in model.rows.values()]
         rc = loader.get_reduced_costs()
         col_dual = np.array([rc.get(v, 0.0) for v in zs], dtype=np.float64)
-        stats["dual_objective"] = program.dual_objective(z, y, col_dual)
-        return Solution(
-            Status.OPTIMAL,
-            objective=program.objective_value(z),
-            primal=program.split_cols(z),
-            dual=program.split_rows(y),
-            col_dual=program.split_cols(col_dual),
-            backend=self.name,
-            stats=stats,
-        )
+        return self._optimal(program, z, y, col_dual, stats)
 
 
 def _nonzero_rows(program: Program) -> np.ndarray:
