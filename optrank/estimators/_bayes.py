@@ -124,9 +124,10 @@ class _DensifiesSparse:
 
 
 def _kernel_rows(X):
-    """Training rows as the kernels take them: dense, with finite squared norms (else
-    every kernel value would be NaN and the failure would surface deep in the inference,
-    as a "non-finite diagonal" of a precision matrix)."""
+    """Rows as the kernels take them: dense, with finite squared norms. Else every kernel
+    value would be NaN or 0: in training the failure would surface deep in the inference,
+    as a "non-finite diagonal" of a precision matrix; in scoring each such row would get
+    the intercept alone, silently (every Gaussian and normalised polynomial kernel 0)."""
     X = _dense(X)
     if not np.isfinite(np.einsum("ij,ij->i", X, X)).all():
         raise ValueError(f"features of magnitude up to {np.abs(X).max():.3g} overflow "
@@ -318,7 +319,7 @@ class B2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Posterior-mean ranking scores of the rows of ``X`` (higher ranks first)."""
-        X = _dense(validate_predict_data(self, X))
+        X = _kernel_rows(validate_predict_data(self, X))
         return posterior_scores(
             self.pool_,
             self.support_vectors_,
@@ -521,7 +522,7 @@ class OB2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
                              f"fit and partial_fit (fitted with {self.pool_} and budget "
                              f"{self.budget_}); call fit to start a new stream")
         X, y_raw = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=False)
-        self._stream(_dense(X), _known_labels(y_raw, self.classes_))
+        self._stream(_kernel_rows(X), _known_labels(y_raw, self.classes_))
         return self
 
     def _stream(self, X, y) -> None:
@@ -541,7 +542,7 @@ class OB2RMK(_DensifiesSparse, _WeightsPlotMixin, RankerMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Posterior-mean ranking scores of the rows of ``X`` (higher ranks first)."""
-        X = _dense(validate_predict_data(self, X))
+        X = _kernel_rows(validate_predict_data(self, X))
         return model_predict(self.model_, self.pool_, X)
 
 
@@ -713,5 +714,5 @@ class KOIL(_DensifiesSparse, RankerMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Kernel expansion scores ``sum_i alpha_i k(x_i, x)`` of the rows of ``X``."""
-        X = _dense(validate_predict_data(self, X))
+        X = _kernel_rows(validate_predict_data(self, X))
         return koil_scores(self.state_, X, self.width_, kernel=self._kernel_function())
