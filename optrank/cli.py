@@ -592,6 +592,11 @@ def cmd_reproduce(args) -> int:
     runner = load_config(args.config).runner if args.config else Config().runner
     scheduler = args.scheduler or ("local" if args.local else runner.scheduler)
     scheduler = None if args.sequential or scheduler == "sequential" else scheduler
+    if args.workers is not None and scheduler != "local":  # else silently unused
+        where = "sequential" if scheduler is None else f"on the running scheduler {scheduler}"
+        raise ValueError(f"--workers sizes the LocalCluster this run starts; this run is "
+                         f"{where} (--sequential, --scheduler or the config's scheduler): "
+                         "leave --workers out, or use --local")
     if args.backend is not None and scheduler not in (None, "local"):
         from optrank.experiments._runner import BACKEND_ENV
 
@@ -612,6 +617,8 @@ def cmd_reproduce(args) -> int:
     if args.shard is not None and args.cached_only:
         raise ValueError("--shard selects cells to run; --cached-only runs none (it reports "
                          "every cached cell)")
+    if args.shard is not None and cache is False:  # its part must reach the merged cache
+        raise ValueError("--shard keeps its part in the cache; it cannot go with --no-cache")
     if args.time_limit is not None and (args.cached_only or cache is False):
         raise ValueError("--time-limit stops a run to go on later from its cache; it cannot "
                          "go with --cached-only or --no-cache")
@@ -723,9 +730,14 @@ def _canonical_name(name: str) -> str:
 
 def _only_datasets(resolved, names: list[str], quick: bool):
     """Keep the named datasets in every (full) protocol, dropping protocols that have none
-    of them; with ``quick``, reduce each kept protocol on those datasets."""
+    of them; with ``quick``, keep the protocols the table's quick run keeps (Table 6: 3
+    gammas) and reduce each kept protocol on those datasets."""
     from dataclasses import replace
 
+    from optrank.experiments import _registry as reg
+
+    if quick:  # the table's quick selection first, as reg.resolve(table_id, quick=True)
+        resolved = [(table_id, _quick_selection(reg, table_id, ps)) for table_id, ps in resolved]
     wanted = {_canonical_name(n) for n in names if n.strip()}
     everywhere = {e.name for _, ps in resolved for p in ps for e in p.datasets}
     missing = sorted(wanted - everywhere)
@@ -744,6 +756,14 @@ def _only_datasets(resolved, names: list[str], quick: bool):
     if not kept:
         raise ValueError(f"no protocol of the selection has any of the datasets {sorted(wanted)}")
     return kept
+
+
+def _quick_selection(reg, table_id: str | None, protocols: list) -> list:
+    """The ``protocols`` of ``table_id`` its quick run keeps (for a summary table, those
+    its base table's quick run keeps): all of them but where the table names some."""
+    base = reg.SUMMARY_TABLES.get(table_id, (table_id,))[0]
+    only = reg._QUICK_ONLY.get(table_id) or reg._QUICK_ONLY.get(base)
+    return [p for p in protocols if p.name in only] if only else protocols
 
 
 def _only_cached(resolved, cache_dir: Path):
@@ -770,7 +790,9 @@ def _write_summary_table(output: Path, table_id: str, reg, ps, results, quick: b
     write_table_report(base, ps, results, output, list(reg.PROTOCOLS.values()), quick,
                        not_run_reason=not_run_reason)
     markdown = summary_table_markdown(table_id, kind, arg, ps, results, quick)
-    path = Path(output) / f"{table_id}.md"
+    # a table that summarises its own runs (002-T6) keeps its table report beside it
+    name = f"{table_id}-{kind}" if base == table_id else table_id
+    path = Path(output) / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(markdown)
     return path

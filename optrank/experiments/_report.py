@@ -60,18 +60,46 @@ def cells_not_run(protocol: Protocol, rows: list[dict]) -> dict[str, tuple[int, 
     return {name: (n - done[name], n) for name, n in expected.items() if done[name] < n}
 
 
+QUICK_PROTOCOL_NOTE = (
+    "Quick protocol: a reduced run that checks the pipeline (fewer datasets, rows, "
+    "repetitions, folds and grid values, and the protocol's `quick_params`); its numbers "
+    "are not comparable with the paper's. The description below is the full protocol's; "
+    "the \"Ran\" line says what this run did."
+)
+"""The note of a quick protocol's report (``optrank reproduce --quick``)."""
+
+
+def is_quick(protocol: Protocol) -> bool:
+    """Whether ``protocol`` is a reduced one (:meth:`Protocol.quick` names it ``-quick``)."""
+    return protocol.name.endswith("-quick")
+
+
+def what_ran(protocol: Protocol) -> str:
+    """The split, repetitions, inner CV, grid, row cap and estimator parameters of
+    ``protocol``, as the cells ran them (a quick protocol's, not its description's)."""
+    split = (f"{protocol.outer_folds}-fold CV" if protocol.split == "kfold"
+             else f"holdout, test size {protocol.test_size:g}")
+    rows = ("all rows" if protocol.max_instances is None
+            else f"at most {protocol.max_instances} rows per dataset")
+    params = ", ".join(f"{k}={v!r}" for k, v in protocol.params.items()) or "defaults"
+    return (f"{protocol.estimator}, split: {split}, repetitions: {protocol.repetitions}, "
+            f"inner CV folds: {protocol.cv_folds}, grid: {protocol.grid or 'none'}, {rows}; "
+            f"parameters: {params}")
+
+
 def to_markdown(protocol: Protocol, summary: list[dict], rows: list[dict],
                 not_run_reason: str | None = None) -> str:
     """A table a person reads: ours beside the paper's, then what did not run and why
     (``not_run_reason``: why cells have no row, default :data:`NOT_RUN_REASON`)."""
+    description = protocol.description or f"{protocol.estimator} ({protocol.name})"
+    if is_quick(protocol):
+        description = f"{QUICK_PROTOCOL_NOTE}\n\nFull protocol: {description}"
     lines = [
         f"# {protocol.name} ({protocol.table_id})",
         "",
-        protocol.description or f"{protocol.estimator} with {protocol.params or 'defaults'}",
+        description,
         "",
-        f"Split: {protocol.split}, repetitions: {protocol.repetitions}, inner CV folds: "
-        f"{protocol.cv_folds}, grid: {protocol.grid or 'none'}; paper method: "
-        f"{protocol.reference_method or 'n/a'}.",
+        f"Ran: {what_ran(protocol)}; paper method: {protocol.reference_method or 'n/a'}.",
         "",
         "| dataset | ours (AUC) | paper (AUC) | difference | median train time (s) | cells |",
         "|---|---|---|---|---|---|",

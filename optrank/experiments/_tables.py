@@ -28,7 +28,7 @@ import numpy as np
 
 from optrank.experiments._protocol import Protocol
 from optrank.experiments._reference import _rows, reference_dir, reference_value
-from optrank.experiments._report import NOT_RUN_REASON, cells_not_run
+from optrank.experiments._report import NOT_RUN_REASON, cells_not_run, is_quick, what_ran
 from optrank.experiments._runner import RunResult, cells, write_csv
 
 QUICK_NOTE = (
@@ -268,10 +268,8 @@ def table_markdown(
         texts = [_cell_text(by[(dataset, m)]) if (dataset, m) in by else "not run" for m in methods]
         lines.append(f"| {dataset} | " + " | ".join(texts) + " |")
     lines += ["", "## Methods", ""]
-    lines += [
-        f"- **{p.reference_method}** (`{p.name}`, {p.estimator}): {p.description}"
-        for p in protocols
-    ]
+    lines += [f"- **{p.reference_method}** (`{p.name}`, {p.estimator}): {_method_text(p)}"
+              for p in protocols]
     failed = [r for p in protocols for r in results[p.name].rows if r["error"]]
     if failed:
         lines += ["", "## Failed cells", ""]
@@ -289,6 +287,13 @@ def table_markdown(
         lines += ["", "## Paper rows not run", "", "| dataset | method | reason |", "|---|---|---|"]
         lines += [f"| {d} | {m} | {why} |" for d, m, why in missing]
     return "\n".join(lines) + "\n"
+
+
+def _method_text(protocol: Protocol) -> str:
+    """A protocol's description; for a quick one, what ran, then the full protocol's."""
+    if not is_quick(protocol):
+        return protocol.description
+    return f"ran {what_ran(protocol)}. Full protocol: {protocol.description}"
 
 
 def write_table_report(
