@@ -823,7 +823,12 @@ def _write_index(output: Path, reg, resolved, quick: bool) -> Path:
     lines += ["| table | methods | report |", "|---|---|---|"]
     for table_id, ps in resolved:
         methods = ", ".join(p.reference_method or p.name for p in ps)
-        lines.append(f"| {table_id} | {methods} | [{table_id}.md]({table_id}.md) |")
+        reports = [f"{table_id}.md"]
+        base, kind, _ = reg.SUMMARY_TABLES.get(table_id, (None, None, None))
+        if base == table_id:  # its summary beside its table report (_write_summary_table)
+            reports.append(f"{table_id}-{kind}.md")
+        links = ", ".join(f"[{r}]({r})" for r in reports)
+        lines.append(f"| {table_id} | {methods} | {links} |")
     lines += ["", "## Tables not run", "", "| table | reason |", "|---|---|"]
     lines += [f"| {t} | {why} |" for t, why in sorted(reg.NOT_RUNNABLE.items())]
     path = Path(output) / "README.md"

@@ -93,3 +93,11 @@ def test_gamma_summary_does_not_overwrite_the_table_report(tmp_path):
     assert path == tmp_path / "002-T6-gamma.md"
     assert (tmp_path / "002-T6.md").read_text() != path.read_text()
     assert "## Methods" in (tmp_path / "002-T6.md").read_text()
+
+
+def test_index_links_the_gamma_summary_beside_the_table_report(tmp_path):
+    from optrank.cli import _write_index
+    from optrank.experiments import _registry as reg
+
+    readme = _write_index(tmp_path, reg, [("002-T6", [])], quick=False).read_text()
+    assert "[002-T6.md](002-T6.md), [002-T6-gamma.md](002-T6-gamma.md)" in readme
