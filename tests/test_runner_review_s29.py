@@ -101,3 +101,47 @@ def test_index_links_the_gamma_summary_beside_the_table_report(tmp_path):
 
     readme = _write_index(tmp_path, reg, [("002-T6", [])], quick=False).read_text()
     assert "[002-T6.md](002-T6.md), [002-T6-gamma.md](002-T6-gamma.md)" in readme
+
+
+def test_best_counts_report_states_what_it_counted_and_left_out():
+    """004-T1 counts "ours" over the datasets every method finished; the report said
+    neither how many nor which were left out, beside the paper's 73 datasets."""
+    from optrank.experiments import DatasetEntry, Protocol, RunResult
+    from optrank.experiments._tables import counted_datasets, summary_table_markdown
+
+    datasets = tuple(DatasetEntry(d) for d in ("d1", "d2", "d3"))
+    protocols, results = [], {}
+    for method, done in (("Smooth Ranking-CG Prototype", ("d1", "d2", "d3")),
+                         ("Ranking-CG Prototype", ("d1", "d3")),
+                         ("L1 Ranking", ("d1", "d2", "d3"))):
+        p = Protocol(name=f"p{len(protocols)}", table_id="004-TC.1", estimator="RankSVM",
+                     datasets=datasets, reference_method=method)
+        protocols.append(p)
+        results[p.name] = RunResult([{"dataset": d, "auc": 0.9, "error": ""} for d in done],
+                                    [], "")
+    assert counted_datasets(protocols, results) == (["d1", "d3"], ["d2"])
+    md = summary_table_markdown("004-T1", "best", None, protocols, results, quick=False)
+    assert "Ours counted over 2 datasets" in md and "ALL (73 datasets)" in md
+    assert "Left out, a method without a finished cell there: d2." in md
+    assert "Not reproduced by this summary: the paper's pct_features_used." in md
+
+
+def test_best_counts_report_of_a_subset_states_its_size():
+    from optrank.experiments import DatasetEntry, Protocol, RunResult
+    from optrank.experiments._tables import summary_table_markdown
+
+    datasets = tuple(DatasetEntry(d) for d in ("d1", "d2", "d3"))
+    aucs = {"Ranking-CG Prototype": (0.9, 0.7, 0.8), "L1 Ranking": (0.8, 0.8, 0.7)}
+    protocols, results = [], {}
+    for method, values in aucs.items():
+        p = Protocol(name=f"p{len(protocols)}", table_id="004-TC.1", estimator="RankSVM",
+                     datasets=datasets, reference_method=method)
+        protocols.append(p)
+        results[p.name] = RunResult([{"dataset": d.name, "auc": a, "error": ""}
+                                     for d, a in zip(datasets, values, strict=True)], [], "")
+    md = summary_table_markdown("004-T2", "best", "Ranking-CG Prototype", protocols, results,
+                                quick=False)
+    # Ranking-CG is best on d1 and d3: only d2 is counted
+    assert ("Ours counted over 1 of the 3 datasets, those on which every method finished "
+            "a cell, where Ranking-CG Prototype is not the best") in md
+    assert "| L1 Ranking | 1 |" in md

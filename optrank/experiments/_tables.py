@@ -344,6 +344,18 @@ def _paper_rows(table_id: str) -> list[dict]:
     return [r for r in _rows(str(reference_dir())) if r["table_id"] == table_id]
 
 
+def counted_datasets(protocols, results) -> tuple[list[str], list[str]]:
+    """The datasets :func:`best_counts` counts (every method finished a cell there) and
+    those it leaves out (some method has none), each sorted."""
+    cells_ = _per_cell(protocols, results)
+    methods = [p.reference_method for p in protocols]
+    counted, skipped = [], []
+    for d in sorted({d for _, d in cells_}):
+        full = all(cells_.get((m, d), np.array([])).size for m in methods)
+        (counted if full else skipped).append(d)
+    return counted, skipped
+
+
 def best_counts(protocols, results, exclude_best: str | None = None) -> dict[str, int]:
     """Datasets where each method has the highest mean AUC (rounded to 3 decimals, ties
     credited to every tied method), over the datasets every method ran; with
@@ -577,5 +589,18 @@ def summary_table_markdown(table_id: str, kind: str, arg: str | None, protocols,
             ref = [r["value"] for r in paper
                    if r["method"] == m and r["metric"] == "n_datasets_highest_auc"]
             lines.append(f"| {m} | {n} | {ref[0] if ref else 'n/a'} |")
+        counted, skipped = counted_datasets(protocols, results)
+        scope = sorted({r.get("dataset", "") for r in paper} - {""})
+        over = f"{len(counted)} datasets, those on which every method finished a cell"
+        if arg:
+            kept = len(counted) - best_counts(protocols, results)[arg]
+            over = f"{kept} of the {over}, where {arg} is not the best"
+        lines += ["", f"Ours counted over {over} (the paper's: {', '.join(scope) or 'n/a'})."]
+        if skipped:
+            lines.append(f"Left out, a method without a finished cell there: "
+                         f"{', '.join(skipped)}.")
+        missing = sorted({r["metric"] for r in paper} - {"n_datasets_highest_auc"})
+        if missing:
+            lines.append(f"Not reproduced by this summary: the paper's {', '.join(missing)}.")
     lines += ["", f"Datasets and methods not run: see {base}.md."]
     return "\n".join(lines) + "\n"
