@@ -145,3 +145,24 @@ def test_best_counts_report_of_a_subset_states_its_size():
     assert ("Ours counted over 1 of the 3 datasets, those on which every method finished "
             "a cell, where Ranking-CG Prototype is not the best") in md
     assert "| L1 Ranking | 1 |" in md
+
+
+def test_gamma_table_names_no_best_setting_when_some_settings_did_not_run():
+    """002-T6 under a time limit: a best gamma chosen among the settings that ran (1 of 6)
+    was printed as the answer; such a row now says how many settings ran."""
+    from optrank.experiments import DatasetEntry, Protocol, RunResult
+    from optrank.experiments._tables import summary_table_markdown
+
+    datasets = (DatasetEntry("letter"),)
+    protocols, results = [], {}
+    for gamma, aucs in (("uniform", [0.96, 0.95]), (0.5, []), (1.0, [0.90, 0.91])):
+        p = Protocol(name=f"g{gamma}", table_id="002-T6", estimator="ActiveSamplingRankSVM",
+                     datasets=datasets,
+                     params={"strategy": "soft-close", "gamma": gamma, "threshold": False},
+                     reference_method="ASCRC soft-close")
+        protocols.append(p)
+        results[p.name] = RunResult([{"dataset": "letter", "auc": a, "error": ""}
+                                     for a in aucs], [], "")
+    md = summary_table_markdown("002-T6", "gamma", None, protocols, results, quick=False)
+    assert "| letter | soft-close | n/a (2 of 3 settings ran) | n/a |" in md
+    assert "| uniform | 0.9550 |" in md  # the per-setting means stay

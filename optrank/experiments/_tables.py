@@ -526,9 +526,14 @@ def _gamma_markdown(table_id: str, protocols, results) -> list[str]:
              "| dataset | strategy | ours: best settings | best mean AUC | paper | common |",
              "|---|---|---|---|---|---|"]
     for (dataset, strategy), per in study.items():
-        best, keep = best_settings(per)
         ref = paper.get((dataset, strategy))
         ref_set = ref.split(";") if ref else []
+        ran = sum(1 for v in per.values() if v.size)
+        if ran < len(per):  # a best among the settings that ran is no answer to the table
+            lines.append(f"| {dataset} | {strategy} | n/a ({ran} of {len(per)} settings ran) "
+                         f"| n/a | {', '.join(ref_set) or 'n/a'} | - |")
+            continue
+        best, keep = best_settings(per)
         ordered = [best] + [k for k in keep if k != best] if best else []
         common = [k for k in ordered if k in ref_set]
         mean = f"{per[best].mean():.4f}" if best else "n/a"
