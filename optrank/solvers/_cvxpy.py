@@ -38,7 +38,6 @@ import scipy.sparse as sp
 
 from optrank.solvers._inspect import kkt_residuals, solution_vectors
 from optrank.solvers._program import Program
-from optrank.solvers._pyomo import _empty_rows_excluding_zero
 from optrank.solvers._solution import Solution, Status
 
 logger = logging.getLogger(__name__)
@@ -124,7 +123,7 @@ class CvxpyBackend:
         if method not in installed:
             return self._failed(Status.ERROR, f"cvxpy solver {method} is not installed; "
                                 f"installed: {', '.join(installed)}", method, 0.0, 0.0)
-        bad = _empty_rows_excluding_zero(program)
+        bad = program.empty_rows_excluding_zero()
         if bad.size:  # Clarabel called such a program unbounded
             return self._failed(Status.INFEASIBLE, f"row {int(bad[0])} has no coefficients and "
                                 f"its bounds exclude 0 ({bad.size} such rows)", method, 0.0, 0.0)
@@ -242,7 +241,7 @@ def _unbounded_status(program: Program, method: str) -> Status:
 def _inaccurate_residual(program: Program, solution: Solution) -> float:
     """The largest KKT residual of ``solution``, each relative to its scale: bound
     violations to ``1 + max |finite bound|``, stationarity and dual signs to
-    ``1 + max |c|``, complementarity and the duality gap to ``_objective_scale``.
+    ``1 + max |c|``, complementarity and the duality gap to ``Program.objective_scale``.
 
     The gap of ``kkt_residuals`` is relative to ``1 + |objective|``, an absolute test for
     an objective far below 1: Clarabel's ``optimal_inaccurate`` with a primal objective
@@ -255,32 +254,10 @@ def _inaccurate_residual(program: Program, solution: Solution) -> float:
     primal_scale = 1.0 + float(bounds.max(initial=0.0))
     dual_scale = 1.0 + float(np.abs(program.c).max(initial=0.0))
     z, y, d = solution_vectors(program, solution)
-    scale = _objective_scale(program, z, y, d)
+    scale = program.objective_scale(z, y, d)
     gap = abs(solution.objective - program.dual_objective(z, y, d)) / scale
     return max(res["primal"] / primal_scale, res["stationarity"] / dual_scale,
                res["dual_sign"] / dual_scale, res["complementarity"] / scale, gap)
-
-
-def _objective_scale(program: Program, z: np.ndarray, y: np.ndarray, d: np.ndarray) -> float:
-    """The sum of the magnitudes of the terms the primal and dual objectives add up
-    (``|c_j z_j|``, ``1/2 |z@Q@z|``, ``|dual * active bound|``; the constant left out).
-    It bounds both objectives less the constant, so a gap relative to it is relative to
-    the objective (as ``relative_gap`` of ``_pair_qp.py``) however small, and two
-    objectives that are 0 up to rounding of large terms are not rejected."""
-    scale = float(np.abs(program.c) @ np.abs(z))
-    if program.is_qp:
-        scale += 0.5 * abs(float(z @ (program.Q @ z)))
-    scale += _bound_magnitude(y, program.row_lower, program.row_upper)
-    scale += _bound_magnitude(d, program.col_lower, program.col_upper)
-    return max(scale, np.finfo(np.float64).tiny)
-
-
-def _bound_magnitude(dual: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
-    """``sum |dual * bound|`` over the finite bounds the duals are attached to (positive:
-    lower, negative: upper), as ``Program.dual_objective`` adds them."""
-    bound = np.where(dual > 0, lower, np.where(dual < 0, upper, 0.0))
-    finite = np.isfinite(bound)
-    return float(np.sum(np.abs(dual[finite] * bound[finite])))
 
 
 def _limit_hit(problem, method: str, kwargs: dict, stats: dict) -> Status | None:

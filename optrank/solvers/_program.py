@@ -177,6 +177,43 @@ class Program:
             val -= 0.5 * float(z @ (self.Q @ z))
         return val
 
+    def objective_scale(self, z: np.ndarray, y: np.ndarray, col_dual: np.ndarray) -> float:
+        """The sum of the magnitudes of the terms the primal and dual objectives add up
+        (``|c_j z_j|``, ``1/2 |z@Q@z|``, ``|dual * active bound|``; the offset left out).
+
+        It bounds both objectives less the offset, so a gap relative to it is relative
+        to the objective however small, and two objectives that are 0 up to the rounding
+        of large terms are not told apart (the cvxpy backend's test of
+        ``optimal_inaccurate`` answers)."""
+        scale = float(np.abs(self.c) @ np.abs(z))
+        if self.is_qp:
+            scale += 0.5 * abs(float(z @ (self.Q @ z)))
+        scale += float(np.abs(_bound_products(y, self.row_lower, self.row_upper)).sum())
+        scale += float(np.abs(_bound_products(col_dual, self.col_lower, self.col_upper)).sum())
+        return max(scale, np.finfo(np.float64).tiny)
+
+    def nonzero_rows(self) -> np.ndarray:
+        """Mask of the rows with a nonzero coefficient (an explicit zero stored in A is
+        none).
+
+        Reads A without changing it: ``abs(A)`` sorted the column indices in place (scipy
+        sums duplicates first), which changed later sums in the last bit."""
+        A = self.A
+        if not A.has_canonical_format:  # duplicates may cancel: sum them in a copy
+            A = A.copy()
+            A.sum_duplicates()
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        nonzero = np.zeros(A.shape[0], dtype=bool)
+        nonzero[rows[A.data != 0]] = True
+        return nonzero
+
+    def empty_rows_excluding_zero(self) -> np.ndarray:
+        """Rows without a nonzero coefficient whose bounds exclude 0 (infeasible as
+        written; the backends refuse such a program before solving)."""
+        tol = 1e-9
+        bad = ~self.nonzero_rows() & ((self.row_lower > tol) | (self.row_upper < -tol))
+        return np.flatnonzero(bad)
+
     def split_cols(self, z: np.ndarray) -> dict[str, np.ndarray]:
         return {k: np.asarray(z[s]) for k, s in self.col_blocks.items()}
 
@@ -185,11 +222,17 @@ class Program:
 
 
 def _bound_term(dual: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
-    """Sum of dual * active bound; a dual on an infinite bound (solver-tolerance noise,
+    """Sum of dual * active bound (:func:`_bound_products`)."""
+    return float(np.sum(_bound_products(dual, lower, upper)))
+
+
+def _bound_products(dual: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """The products dual * active bound (positive dual: lower, negative: upper) of the
+    nonzero duals on finite bounds; a dual on an infinite bound (solver-tolerance noise,
     e.g. -1e-12 on an unbounded column) contributes nothing."""
     bound = np.where(dual > 0, lower, np.where(dual < 0, upper, 0.0))
     finite = np.isfinite(bound) & (dual != 0)
-    return float(np.sum(dual[finite] * bound[finite]))
+    return dual[finite] * bound[finite]
 
 
 def _float_array(value, name: str) -> np.ndarray:

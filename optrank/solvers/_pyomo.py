@@ -79,7 +79,7 @@ class PyomoBackend:
         )
 
     def solve(self, program: Program, options: dict) -> Solution:
-        bad = _empty_rows_excluding_zero(program)
+        bad = program.empty_rows_excluding_zero()
         if bad.size:  # pyomo drops a row with no coefficients; its bounds must hold at 0
             return Solution(Status.INFEASIBLE, backend=self.name,
                             message=f"row {int(bad[0])} has no coefficients and its bounds "
@@ -183,28 +183,6 @@ class PyomoBackend:
         return self._optimal(program, z, y, col_dual, stats)
 
 
-def _nonzero_rows(program: Program) -> np.ndarray:
-    """Mask of the rows with a nonzero coefficient (an explicit zero stored in A is none).
-
-    Reads A without changing it: ``abs(A)`` sorted the Program's column indices in place
-    (scipy sums duplicates first), which changed later sums in the last bit."""
-    A = program.A
-    if not A.has_canonical_format:  # duplicates may cancel: sum them in a copy
-        A = A.copy()
-        A.sum_duplicates()
-    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-    nonzero = np.zeros(A.shape[0], dtype=bool)
-    nonzero[rows[A.data != 0]] = True
-    return nonzero
-
-
-def _empty_rows_excluding_zero(program: Program) -> np.ndarray:
-    """Rows without a nonzero coefficient whose bounds exclude 0 (infeasible as written)."""
-    tol = 1e-9
-    bad = ~_nonzero_rows(program) & ((program.row_lower > tol) | (program.row_upper < -tol))
-    return np.flatnonzero(bad)
-
-
 def _uses_no_column(program: Program) -> bool:
     """True when neither the objective nor a row with a finite bound has a nonzero
     coefficient: pyomo then hands HiGHS a model without columns and reads its status as
@@ -213,7 +191,7 @@ def _uses_no_column(program: Program) -> bool:
     if np.any(program.c) or (program.Q is not None and np.any(program.Q.data)):
         return False
     bounded = np.isfinite(program.row_lower) | np.isfinite(program.row_upper)
-    return not np.any(_nonzero_rows(program) & bounded)
+    return not np.any(program.nonzero_rows() & bounded)
 
 
 def _timings(results, build_time: float, wall: float) -> dict:
