@@ -311,11 +311,12 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         On converged fits; the numpy oracle of the fit still holds the active set at
         ``coef_``, so the first test costs one pass over the data and one Hessian
         product (the JAX backend's fits build a numpy oracle and evaluate the gradient
-        once more); the second, one evaluation at ``w = 0``, runs only when the first
-        holds."""
+        once more); the second, the closed-form ``g(0)`` (one pass, no sort), runs only
+        when the first holds."""
         from optrank.models._prsvm_oracle import (
             PRSVMOracle,
             diagonal_scale,
+            grad_at_zero,
             scaled_model_decrease,
         )
 
@@ -332,7 +333,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
             f, dec = scaled_model_decrease(oracle, w, last, D)
             if not dec > _FAR_FROM_OPTIMUM * f:
                 return
-            g, g0 = last[1], oracle.value_grad(np.zeros_like(w))[1]
+            g, g0 = last[1], grad_at_zero(Z, y_pm, self.C, sw)
         ratio = float(np.sqrt((g * g / D).sum() / (g0 * g0 / D).sum()))
         if not ratio > self.tol:
             return

@@ -157,12 +157,7 @@ def grad_at_zero_without_one_row(X, y, C: float, weight=None) -> tuple[float, fl
     >>> grad_at_zero_without_one_row(X, np.array([1, 1, -1, -1]), C=1.0)
     (4000000.0, 2.0)
     """
-    is_pos = np.asarray(y) > 0
-    s = np.ones(is_pos.size) if weight is None else np.asarray(weight, dtype=np.float64)
-    total_p, total_n = s[is_pos].sum(), s[~is_pos].sum()
-    sums = _xt_cols(X, np.column_stack([s * is_pos, s * ~is_pos]))
-    m_p, m_n = sums[:, 0] / total_p, sums[:, 1] / total_n
-    g0 = 2.0 * C * total_p * total_n * (m_n - m_p)
+    is_pos, s, (total_p, total_n), (m_p, m_n), g0 = _at_zero(X, y, C, weight)
     a = C * np.where(is_pos, -2.0 * s * total_n, 2.0 * s * total_p)  # C g_o at w = 0
     i = _dominant_row(X, is_pos, a, g0, m_p, m_n)
     if i is None:
@@ -241,6 +236,30 @@ def diagonal_scale(X, act: ActiveSet, C: float, block: int = 4096) -> np.ndarray
             s2 += cb @ (xb * xb)
     spread = s2 - s1 * s1 / total if total > 0 else s2
     return 1.0 + 2.0 * C * np.maximum(spread, 0.0)
+
+
+def grad_at_zero(X, y, C: float, weight=None) -> np.ndarray:
+    """The gradient at ``w = 0``, ``2 C S_+ S_- (m_- - m_+)`` (every pair active; ``S``
+    the classes' summed weights, ``m`` their weighted means): one pass over ``X``, no
+    sort.
+
+    Examples
+    --------
+    >>> grad_at_zero(np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), np.array([1, -1, -1]), 1.0)
+    array([-3.,  3.])
+    """
+    return _at_zero(X, y, C, weight)[-1]
+
+
+def _at_zero(X, y, C: float, weight=None):
+    """``(is_pos, weights, (S_+, S_-), (m_+, m_-), g(0))`` of :func:`grad_at_zero`."""
+    is_pos = np.asarray(y) > 0
+    s = np.ones(is_pos.size) if weight is None else np.asarray(weight, dtype=np.float64)
+    total_p, total_n = s[is_pos].sum(), s[~is_pos].sum()
+    sums = _xt_cols(X, np.column_stack([s * is_pos, s * ~is_pos]))
+    m_p, m_n = sums[:, 0] / total_p, sums[:, 1] / total_n
+    g0 = 2.0 * C * total_p * total_n * (m_n - m_p)
+    return is_pos, s, (total_p, total_n), (m_p, m_n), g0
 
 
 def _dominant_row(X, is_pos, a, g0, m_p, m_n) -> int | None:
