@@ -51,7 +51,10 @@ def _as_array(scores) -> np.ndarray:
     """``np.asarray(scores)``, but a list holding Python integers beyond 2^53 as an object
     array (numpy reads ``[2**64 - 1, 2**64 - 2]`` as float64: one tied value)."""
     s = np.asarray(scores)
-    if isinstance(scores, list | tuple) and s.dtype.kind == "f":
+    # a big integer read as float64 is at least 2^53 in magnitude: only then look closer
+    # (an element-wise Python scan of every list of floats would cost ~1 s per 10^7)
+    if (isinstance(scores, list | tuple) and s.dtype.kind == "f"
+            and (np.abs(s) >= _EXACT_FLOAT_INT).any()):
         objects = np.asarray(scores, dtype=object)
         if objects.shape == s.shape and any(map(_big_int, objects.flat)):
             return objects
