@@ -737,7 +737,7 @@ def _only_datasets(resolved, names: list[str], quick: bool):
     from optrank.experiments import _registry as reg
 
     if quick:  # the table's quick selection first, as reg.resolve(table_id, quick=True)
-        resolved = [(table_id, _quick_selection(reg, table_id, ps)) for table_id, ps in resolved]
+        resolved = [(table_id, reg.quick_selection(table_id, ps)) for table_id, ps in resolved]
     wanted = {_canonical_name(n) for n in names if n.strip()}
     everywhere = {e.name for _, ps in resolved for p in ps for e in p.datasets}
     missing = sorted(wanted - everywhere)
@@ -756,14 +756,6 @@ def _only_datasets(resolved, names: list[str], quick: bool):
     if not kept:
         raise ValueError(f"no protocol of the selection has any of the datasets {sorted(wanted)}")
     return kept
-
-
-def _quick_selection(reg, table_id: str | None, protocols: list) -> list:
-    """The ``protocols`` of ``table_id`` its quick run keeps (for a summary table, those
-    its base table's quick run keeps): all of them but where the table names some."""
-    base = reg.SUMMARY_TABLES.get(table_id, (table_id,))[0]
-    only = reg._QUICK_ONLY.get(table_id) or reg._QUICK_ONLY.get(base)
-    return [p for p in protocols if p.name in only] if only else protocols
 
 
 def _only_cached(resolved, cache_dir: Path):
@@ -790,9 +782,7 @@ def _write_summary_table(output: Path, table_id: str, reg, ps, results, quick: b
     write_table_report(base, ps, results, output, list(reg.PROTOCOLS.values()), quick,
                        not_run_reason=not_run_reason)
     markdown = summary_table_markdown(table_id, kind, arg, ps, results, quick)
-    # a table that summarises its own runs (002-T6) keeps its table report beside it
-    name = f"{table_id}-{kind}" if base == table_id else table_id
-    path = Path(output) / f"{name}.md"
+    path = Path(output) / f"{reg.summary_report_name(table_id)}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(markdown)
     return path
@@ -824,9 +814,8 @@ def _write_index(output: Path, reg, resolved, quick: bool) -> Path:
     for table_id, ps in resolved:
         methods = ", ".join(p.reference_method or p.name for p in ps)
         reports = [f"{table_id}.md"]
-        base, kind, _ = reg.SUMMARY_TABLES.get(table_id, (None, None, None))
-        if base == table_id:  # its summary beside its table report (_write_summary_table)
-            reports.append(f"{table_id}-{kind}.md")
+        if table_id in reg.SUMMARY_TABLES and reg.summary_report_name(table_id) != table_id:
+            reports.append(f"{reg.summary_report_name(table_id)}.md")  # beside its report
         links = ", ".join(f"[{r}]({r})" for r in reports)
         lines.append(f"| {table_id} | {methods} | {links} |")
     lines += ["", "## Tables not run", "", "| table | reason |", "|---|---|"]

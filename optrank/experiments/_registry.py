@@ -177,9 +177,23 @@ def protocols_for_table(table_id: str, quick: bool = False) -> list[Protocol]:
     ]
     if not found:
         raise ValueError(_no_table(table_id))
-    if quick and table_id in _QUICK_ONLY:
-        found = [p for p in found if p.name in _QUICK_ONLY[table_id]]
-    return [p.quick() for p in found] if quick else found
+    return [p.quick() for p in quick_selection(table_id, found)] if quick else found
+
+
+def quick_selection(table_id: str | None, protocols: list[Protocol]) -> list[Protocol]:
+    """The ``protocols`` of ``table_id`` that its quick run keeps (for a summary table,
+    those its base table's quick run keeps): all of them, but where ``_QUICK_ONLY`` names
+    some (Table 6: 3 gammas)."""
+    base = SUMMARY_TABLES.get(table_id, (table_id,))[0]
+    only = _QUICK_ONLY.get(table_id) or _QUICK_ONLY.get(base)
+    return [p for p in protocols if p.name in only] if only else list(protocols)
+
+
+def summary_report_name(table_id: str) -> str:
+    """The file stem of a summary table's report: the table id, or for a table that
+    summarises its own runs (002-T6) ``<id>-<kind>``, beside its table report."""
+    base, kind, _ = SUMMARY_TABLES[table_id]
+    return f"{table_id}-{kind}" if base == table_id else table_id
 
 
 def _no_table(table_id: str) -> str:
