@@ -100,8 +100,9 @@ def test_jacobi_needs_numpy_backend_and_known_name():
     X, y = _toy()
     with pytest.raises(ValueError, match="precondition must"):
         PRSVMPlus(precondition="ilu").fit(X, y)
-    with pytest.raises(ValueError, match="needs backend"):
-        PRSVMPlus(precondition="jacobi", backend="jax").fit(X, y)
+    for name in ("jacobi", "gram"):
+        with pytest.raises(ValueError, match=f"precondition='{name}' needs backend"):
+            PRSVMPlus(precondition=name, backend="jax").fit(X, y)
 
 
 @pytest.mark.parametrize(
@@ -245,6 +246,47 @@ def test_gram_switch_fit_equals_implicit_fit(monkeypatch):
         assert f_s == pytest.approx(f_p, rel=1e-9)
         np.testing.assert_allclose(switched.coef_, plain.coef_, rtol=1e-5, atol=1e-7)
     assert switched.history_["cg_iter"].max() > 18  # C = 10 did use the explicit matrix
+
+
+def test_gram_precond_inverts_the_hessian_it_was_formed_at():
+    """``gram_precond`` applies the inverse of the Hessian whose CG formed ``X^T M X``:
+    none before that, the exact inverse (to rounding) of that step's Hessian after."""
+    X, y = _toy(5, n=301, d=9)
+    rng = np.random.default_rng(6)
+    w = rng.normal(scale=0.3, size=X.shape[1])
+    oracle = PRSVMOracle(X, y, 0.7, gram_after=2)
+    oracle.value_grad(w)
+    assert oracle.gram_precond(w) is None  # no step has formed the matrix yet
+    hessp = oracle.hessian(w)
+    H = np.array([hessp(e) for e in np.eye(X.shape[1])]).T  # 9 products: formed at the 3rd
+    solve = oracle.gram_precond(w)
+    for v in rng.normal(size=(4, X.shape[1])):
+        np.testing.assert_allclose(solve(H @ v), v, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(solve(v), np.linalg.solve(H, v), rtol=1e-9, atol=1e-12)
+    assert oracle.gram_precond(rng.normal(size=X.shape[1])) is not None  # kept for later steps
+    assert PRSVMOracle(sp.csr_matrix(X), y, 0.7).gram_precond(w) is None  # sparse: never
+
+
+def test_gram_preconditioned_fit_equals_plain_fit_with_fewer_products():
+    """``precondition="gram"`` on kernel-width features: the same optimum as plain CG at
+    a tight tol, with fewer CG products once a step has formed ``X^T M X``; on narrow
+    inputs it is plain CG, bit for bit."""
+    X, y = _ring(7, n=400)
+    Z = FBAM(n_components=300, gamma=0.5, random_state=0).fit(X, y).features_.transform(X)
+    C = 10.0
+    plain = PRSVMPlus(C=C, tol=1e-9).fit(Z, y)
+    gram = PRSVMPlus(C=C, tol=1e-9, precondition="gram").fit(Z, y)
+    f_g, f_p = _objective(Z, y, C, gram.coef_), _objective(Z, y, C, plain.coef_)
+    assert f_g == pytest.approx(f_p, rel=1e-9)
+    np.testing.assert_allclose(gram.coef_, plain.coef_, rtol=1e-5, atol=1e-7)
+    assert gram.converged_
+    cg_plain, cg_gram = plain.history_["cg_iter"], gram.history_["cg_iter"]
+    first = int(np.argmax(cg_plain > _prsvm._gram_after(Z)))  # the first step that formed it
+    assert first > 0 and np.array_equal(cg_gram[: first + 1], cg_plain[: first + 1])
+    assert cg_gram[first + 1 :].sum() < 0.5 * cg_plain[first + 1 :].sum()
+    Xn, yn = _toy(3)
+    narrow = PRSVMPlus(C=C, precondition="gram").fit(Xn, yn)
+    np.testing.assert_array_equal(narrow.coef_, PRSVMPlus(C=C).fit(Xn, yn).coef_)
 
 
 def test_unseeded_warm_start_keeps_one_map_along_the_path():

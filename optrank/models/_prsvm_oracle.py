@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import cho_factor, cho_solve
 
 from optrank.solvers._newton import gradient_floor
 
@@ -387,7 +388,8 @@ class PRSVMOracle:
         Dense ``X`` only: after this many Hessian-vector products at one active set,
         form ``X^T M X`` (d x d, two BLAS-3 passes over ``X``) and multiply by it from
         then on. Same products up to rounding; pays off when CG needs many products
-        (hundreds at large C on 1600 kernel features). ``None``: never.
+        (hundreds at large C on 1600 kernel features). ``None``: never. The last matrix
+        formed also serves :meth:`gram_precond`, the preconditioner of later steps.
 
     Notes
     -----
@@ -411,6 +413,8 @@ class PRSVMOracle:
         self.gram_after = gram_after
         self._hint = None
         self._cache = (None, None)
+        self._gram = None  # the last X^T M X formed by a Hessian (not yet factorised)
+        self._factor = None  # Cholesky factor of the last Hessian formed explicitly
 
     def grad_floor(self) -> float:
         """Rounding level of the gradient (:func:`~optrank.solvers._newton.gradient_floor`)."""
@@ -466,7 +470,7 @@ class PRSVMOracle:
 
         def hessp(v):
             if state["gram"] is None and state["calls"] >= self.gram_after:
-                state["gram"] = self.laplacian_gram(act)
+                state["gram"] = self._gram = self.laplacian_gram(act)
             state["calls"] += 1
             prod = implicit(v) if state["gram"] is None else state["gram"] @ v
             return v + (2.0 * self.C) * prod
@@ -497,6 +501,30 @@ class PRSVMOracle:
         gram -= cross
         gram -= cross.T
         return gram
+
+    def gram_precond(self, w: np.ndarray):
+        """Preconditioner ``r -> H_k^{-1} r`` from the last Hessian formed explicitly.
+
+        ``H_k = I + 2C X^T M_k X`` at the active set of the last Newton step whose CG
+        reached ``gram_after`` products (:meth:`hessian`); it is factorised (Cholesky,
+        ``d^3 / 3``) here, once. The active set moves little between late Newton steps,
+        so CG preconditioned by an earlier step's exact Hessian needs a few products
+        where plain CG needs hundreds. ``None`` (plain CG) until such a step has run,
+        for sparse or narrow ``X`` (no ``gram_after``), or where rounding made the
+        matrix indefinite. ``w`` is not used: the factor is that of an earlier point.
+        """
+        if self._gram is not None:
+            H = (2.0 * self.C) * self._gram
+            H[np.diag_indices_from(H)] += 1.0
+            self._gram = None
+            try:
+                self._factor = cho_factor(H, lower=True, overwrite_a=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                self._factor = None
+        if self._factor is None:
+            return None
+        factor = self._factor
+        return lambda r: cho_solve(factor, r, check_finite=False)
 
     def hessian_diag(self, w: np.ndarray, block: int = 256) -> np.ndarray:
         """Diagonal of the generalised Hessian at ``w``: ``1 + 2 C diag(X^T M X)``.
