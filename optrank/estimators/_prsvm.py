@@ -52,7 +52,7 @@ def make_oracle(X, y_pm, C: float, sample_weight=None, backend: str = "numpy"):
     if backend == "jax":
         from optrank.models._prsvm_oracle_jax import PRSVMOracleJax
 
-        return PRSVMOracleJax(X, y_pm, C, sample_weight)
+        return PRSVMOracleJax(X, y_pm, C, sample_weight, gram_after=_gram_after(X))
     raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
 
 
@@ -158,7 +158,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         at ``w = 0`` as its reference, so a warm fit stops at the same absolute gradient
         level as a cold one (same optimum, fewer iterations).
     precondition : {None, "jacobi", "gram"}
-        Preconditioner of the Newton-CG step (numpy backend). ``"jacobi"``: the inverse
+        Preconditioner of the Newton-CG step. ``"jacobi"`` (numpy backend): the inverse
         diagonal of the generalised Hessian; whether it saves CG products depends on the
         data: on NBAM's Nystrom features it did not (magic04: more products at
         ``C = 2^10``, fewer at ``C = 1``; docs/prsvm.md). ``"gram"``: dense inputs with
@@ -241,8 +241,8 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
             raise ValueError(
                 f"precondition must be one of {_PRECONDITIONERS}, got {self.precondition!r}"
             )
-        if self.precondition is not None and self.backend != "numpy":
-            raise ValueError(f"precondition={self.precondition!r} needs backend='numpy'")
+        if self.precondition == "jacobi" and self.backend != "numpy":
+            raise ValueError("precondition='jacobi' needs backend='numpy'")
 
     def fit(self, X, y, sample_weight=None):
         """Fit the ranking weights on (X, y); ``sample_weight`` gives pair weight s_p*s_n.

@@ -371,7 +371,55 @@ def pairwise_loss_grad(o, y, weight=None, hint=None):
     return float(u @ m), 2.0 * m, act
 
 
-class PRSVMOracle:
+class GramSwitch:
+    """The explicit-Hessian machinery shared by the numpy and JAX oracles.
+
+    A subclass sets ``C``, ``gram_after`` (``None``: never switch), ``_gram = None`` and
+    ``_factor = None``, and builds its Hessian products with :meth:`_switching`.
+    """
+
+    def _switching(self, implicit, form):
+        """``v -> v + 2C (M-part of v)``: ``implicit(v)`` for the first ``gram_after``
+        calls, then the matrix ``form()`` (``X^T M X``, formed once) times ``v``."""
+        if self.gram_after is None:
+            return lambda v: v + (2.0 * self.C) * implicit(v)
+        state = {"calls": 0, "gram": None}
+
+        def hessp(v):
+            if state["gram"] is None and state["calls"] >= self.gram_after:
+                state["gram"] = self._gram = form()
+            state["calls"] += 1
+            prod = implicit(v) if state["gram"] is None else state["gram"] @ v
+            return v + (2.0 * self.C) * prod
+
+        return hessp
+
+    def gram_precond(self, w: np.ndarray):
+        """Preconditioner ``r -> H_k^{-1} r`` from the last Hessian formed explicitly.
+
+        ``H_k = I + 2C X^T M_k X`` at the active set of the last Newton step whose CG
+        reached ``gram_after`` products (:meth:`hessian`); it is factorised (Cholesky,
+        ``d^3 / 3``) here, once. The active set moves little between late Newton steps,
+        so CG preconditioned by an earlier step's exact Hessian needs a few products
+        where plain CG needs hundreds. ``None`` (plain CG) until such a step has run,
+        for sparse or narrow ``X`` (no ``gram_after``), or where rounding made the
+        matrix indefinite. ``w`` is not used: the factor is that of an earlier point.
+        """
+        if self._gram is not None:
+            H = (2.0 * self.C) * self._gram
+            H[np.diag_indices_from(H)] += 1.0
+            self._gram = None
+            try:
+                self._factor = cho_factor(H, lower=True, overwrite_a=True, check_finite=False)
+            except np.linalg.LinAlgError:
+                self._factor = None
+        if self._factor is None:
+            return None
+        factor = self._factor
+        return lambda r: cho_solve(factor, r, check_finite=False)
+
+
+class PRSVMOracle(GramSwitch):
     """Loss, gradient, generalised Hessian and 1-D restriction of the PRSVM+ objective.
 
     Parameters
@@ -464,18 +512,9 @@ class PRSVMOracle:
         """
         act = self._active_at(w)
         implicit = lambda v: self._xt(pair_laplacian_product(act, _centred(self.scores(v))))  # noqa: E731
-        if self.gram_after is None or sp.issparse(self.X):
+        if sp.issparse(self.X):
             return lambda v: v + (2.0 * self.C) * implicit(v)
-        state = {"calls": 0, "gram": None}
-
-        def hessp(v):
-            if state["gram"] is None and state["calls"] >= self.gram_after:
-                state["gram"] = self._gram = self.laplacian_gram(act)
-            state["calls"] += 1
-            prod = implicit(v) if state["gram"] is None else state["gram"] @ v
-            return v + (2.0 * self.C) * prod
-
-        return hessp
+        return self._switching(implicit, lambda: self.laplacian_gram(act))
 
     def laplacian_gram(self, act: ActiveSet, block: int = 2048) -> np.ndarray:
         """``X^T M X`` at an active set (dense ``X``), by row blocks in sorted order.
@@ -501,30 +540,6 @@ class PRSVMOracle:
         gram -= cross
         gram -= cross.T
         return gram
-
-    def gram_precond(self, w: np.ndarray):
-        """Preconditioner ``r -> H_k^{-1} r`` from the last Hessian formed explicitly.
-
-        ``H_k = I + 2C X^T M_k X`` at the active set of the last Newton step whose CG
-        reached ``gram_after`` products (:meth:`hessian`); it is factorised (Cholesky,
-        ``d^3 / 3``) here, once. The active set moves little between late Newton steps,
-        so CG preconditioned by an earlier step's exact Hessian needs a few products
-        where plain CG needs hundreds. ``None`` (plain CG) until such a step has run,
-        for sparse or narrow ``X`` (no ``gram_after``), or where rounding made the
-        matrix indefinite. ``w`` is not used: the factor is that of an earlier point.
-        """
-        if self._gram is not None:
-            H = (2.0 * self.C) * self._gram
-            H[np.diag_indices_from(H)] += 1.0
-            self._gram = None
-            try:
-                self._factor = cho_factor(H, lower=True, overwrite_a=True, check_finite=False)
-            except np.linalg.LinAlgError:
-                self._factor = None
-        if self._factor is None:
-            return None
-        factor = self._factor
-        return lambda r: cho_solve(factor, r, check_finite=False)
 
     def hessian_diag(self, w: np.ndarray, block: int = 256) -> np.ndarray:
         """Diagonal of the generalised Hessian at ``w``: ``1 + 2 C diag(X^T M X)``.

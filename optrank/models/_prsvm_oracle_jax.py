@@ -15,6 +15,7 @@ import numpy as np
 
 from optrank.models._prsvm_oracle import (
     _OUTLIER_SHIFT,
+    GramSwitch,
     _pm_labels,
     _row_weights,
     score_grad_norm_at_zero,
@@ -88,6 +89,25 @@ def _hessp(X, act, v, C):
 
 
 @jax.jit
+def _laplacian_gram(X, act):
+    """``X^T M X`` at an active set: ``sum_k s_k count_k x_k x_k^T - (Q + Q^T)``, ``Q``
+    from the suffix sums of the weighted negatives over the sorted order (as
+    :meth:`optrank.models._prsvm_oracle.PRSVMOracle.laplacian_gram`, in one block)."""
+    order, pos, ws, count = act
+    xs = X[order]
+    neg = (ws * (1.0 - pos))[:, None] * xs
+    after = jnp.cumsum(neg[::-1], axis=0)[::-1] - neg  # negatives strictly after
+    cross = ((ws * pos)[:, None] * xs).T @ after
+    return xs.T @ ((ws * count)[:, None] * xs) - cross - cross.T
+
+
+@jax.jit
+def _xmx(X, act, v):
+    """``X^T M X v`` (the pair part of the Hessian product)."""
+    return _laplacian(act, _centred(X @ v)) @ X
+
+
+@jax.jit
 def _line_setup(X, w, d):
     return X @ w, _centred(X @ d)
 
@@ -101,8 +121,11 @@ def _phi(o, d, t, ww, ws, ss, is_pos, s, C):
     return value, slope, curv
 
 
-class PRSVMOracleJax:
+class PRSVMOracleJax(GramSwitch):
     """Jitted PRSVM+ oracle with the interface of :class:`PRSVMOracle`.
+
+    ``gram_after`` as there: the explicit ``X^T M X`` is formed on the device (one
+    block: two ``n x d`` temporaries) and multiplied on the host (``d x d``).
 
     Examples
     --------
@@ -113,7 +136,7 @@ class PRSVMOracleJax:
     (2.0, [-3.0, 3.0])
     """
 
-    def __init__(self, X, y, C: float = 1.0, sample_weight=None):
+    def __init__(self, X, y, C: float = 1.0, sample_weight=None, gram_after: int | None = None):
         if not jax.config.jax_enable_x64:
             raise RuntimeError(
                 "backend='jax' runs the Newton oracle in float64: enable it with "
@@ -128,6 +151,9 @@ class PRSVMOracleJax:
         sw = np.ones(n) if sw is None else sw
         self.s = jnp.asarray(sw, dtype=jnp.float64)
         self.C = float(C)
+        self.gram_after = gram_after
+        self._gram = None
+        self._factor = None
 
     def grad_floor(self) -> float:
         """Rounding level of the gradient, as :meth:`PRSVMOracle.grad_floor`."""
@@ -146,7 +172,12 @@ class PRSVMOracleJax:
     def hessian(self, w: np.ndarray):
         """Generalised Hessian at ``w`` as ``v -> H v`` (active set frozen)."""
         act = _active(self.X, jnp.asarray(w), self.is_pos, self.s)
-        return lambda v: np.asarray(_hessp(self.X, act, jnp.asarray(v), self.C), dtype=np.float64)
+        implicit = lambda v: np.asarray(_xmx(self.X, act, jnp.asarray(v)), dtype=np.float64)  # noqa: E731
+        if self.gram_after is None:
+            return lambda v: np.asarray(_hessp(self.X, act, jnp.asarray(v), self.C),
+                                        dtype=np.float64)
+        return self._switching(implicit, lambda: np.asarray(_laplacian_gram(self.X, act),
+                                                            dtype=np.float64))
 
     def line(self, w: np.ndarray, s: np.ndarray):
         """Restriction ``t -> (F(w + t s), d/dt, d2/dt2)``."""
