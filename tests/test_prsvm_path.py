@@ -263,7 +263,12 @@ def test_gram_precond_inverts_the_hessian_it_was_formed_at():
         np.testing.assert_allclose(solve(H @ v), v, rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(solve(v), np.linalg.solve(H, v), rtol=1e-9, atol=1e-12)
     assert oracle.gram_precond(rng.normal(size=X.shape[1])) is not None  # kept for later steps
-    assert PRSVMOracle(sp.csr_matrix(X), y, 0.7).gram_precond(w) is None  # sparse: never
+    sparse = PRSVMOracle(sp.csr_matrix(X), y, 0.7, gram_after=2)
+    sparse.value_grad(w)
+    sparse_hessp = sparse.hessian(w)
+    for v in np.eye(X.shape[1]):  # as many products as above: sparse X never forms it
+        np.testing.assert_allclose(sparse_hessp(v), H @ v, rtol=1e-10, atol=1e-10)
+    assert sparse.gram_precond(w) is None
 
 
 def test_gram_preconditioned_fit_equals_plain_fit_with_fewer_products():
@@ -296,14 +301,29 @@ def test_jax_oracle_forms_the_same_gram_and_preconditioner(weighted):
 
     from optrank.models._prsvm_oracle_jax import PRSVMOracleJax
 
-    X, y = _toy(5, n=301, d=9)
-    X[:20] = X[20:40]  # tied rows
     rng = np.random.default_rng(6)
+    X = rng.integers(-2, 3, size=(1500, 9)).astype(float)  # many tied scores at w below
+    y = np.where(X[:, 0] + rng.normal(size=1500) > 0, 1, -1)
     sw = rng.uniform(0.3, 2.0, size=len(y)) if weighted else None
-    w, vs = rng.normal(scale=0.3, size=X.shape[1]), rng.normal(size=(4, X.shape[1]))
+    if weighted:
+        sw[::5] = 0.0
+    w, vs = np.r_[0.5, 0.5, np.zeros(7)], rng.normal(size=(4, X.shape[1]))
+    u = X @ w - np.where(y > 0, 0.5, -0.5)  # shifted scores: cross-class ties exist
+    assert np.intersect1d(u[y > 0], u[y < 0]).size > 0
     ref = PRSVMOracle(X, y, 0.7, sw, gram_after=2)
     ref.value_grad(w)
     ref_hessp = ref.hessian(w)
+    M = np.zeros((len(y), len(y)))  # brute force over the active pairs
+    s = np.ones(len(y)) if sw is None else sw
+    for p in np.flatnonzero(y > 0):
+        for n in np.flatnonzero((y < 0) & (u > u[p]) & (s > 0)):  # tie: margin 1, inactive
+            a = s[p] * s[n]
+            M[p, p] += a
+            M[n, n] += a
+            M[p, n] -= a
+            M[n, p] -= a
+    np.testing.assert_allclose(ref.laplacian_gram(ref._active_at(w)), X.T @ M @ X,
+                               rtol=1e-12, atol=1e-9)
     with jax.enable_x64(True):
         oracle = PRSVMOracleJax(X, y, 0.7, sw, gram_after=2)
         hessp = oracle.hessian(w)

@@ -32,6 +32,7 @@ _BACKENDS = ("numpy", "jax")
 _BLAS_THREADS = 1
 _PRECONDITIONERS = (None, "jacobi", "gram")
 _GRAM_MIN_FEATURES = 256  # kernel features (NBAM/FBAM: 1600); d x d must be small
+_GRAM_MAX_FEATURES = 4096  # d x d float64: 134 MB, its Cholesky ~1 s; wider stays implicit
 # scores closer than this times the largest |score| count as tied in ``accuracy_threshold``
 # (rounding of X @ w: CSR and dense input differ by an ulp, 1e-12 is about 4,500 ulps)
 _TIE_RTOL = 1e-12
@@ -61,9 +62,12 @@ def _gram_after(X) -> int | None:
 
     Forming it costs two BLAS-3 passes, about ``d / 16`` implicit products (measured:
     10,144 x 1600, one thread); below ``_GRAM_MIN_FEATURES`` columns (the linear
-    benchmarks) the implicit products stay, as does their memory bound.
+    benchmarks) the implicit products stay, as does their memory bound; above
+    ``_GRAM_MAX_FEATURES`` too (the d x d matrix and its factor would outgrow ``X``'s
+    use).
     """
-    if sp.issparse(X) or X.ndim != 2 or X.shape[1] < _GRAM_MIN_FEATURES:
+    if sp.issparse(X) or X.ndim != 2 or not (
+            _GRAM_MIN_FEATURES <= X.shape[1] <= _GRAM_MAX_FEATURES):
         return None
     return max(16, X.shape[1] // 16)
 
@@ -162,7 +166,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         diagonal of the generalised Hessian; whether it saves CG products depends on the
         data: on NBAM's Nystrom features it did not (magic04: more products at
         ``C = 2^10``, fewer at ``C = 1``; docs/prsvm.md). ``"gram"``: dense inputs with
-        at least 256 columns (NBAM, FBAM) only, elsewhere plain CG; once a step's CG has
+        256 to 4096 columns (NBAM, FBAM) only, elsewhere plain CG; once a step's CG has
         formed ``X^T M X`` explicitly, later steps are preconditioned by that step's
         exact Hessian (Cholesky), which cuts large-C fits on kernel features about 2x
         (covtype, 100,000 x 1600, ``C = 2^10``: 335 CG products instead of 880).

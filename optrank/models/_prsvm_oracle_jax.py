@@ -9,6 +9,8 @@ numpy arrays, so the numpy Newton solver drives either backend unchanged.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -88,17 +90,34 @@ def _hessp(X, act, v, C):
     return v + C * (2.0 * _laplacian(act, _centred(X @ v)) @ X)
 
 
-@jax.jit
-def _laplacian_gram(X, act):
+@functools.partial(jax.jit, static_argnames="block")
+def _laplacian_gram(X, act, block: int = 2048):
     """``X^T M X`` at an active set: ``sum_k s_k count_k x_k x_k^T - (Q + Q^T)``, ``Q``
-    from the suffix sums of the weighted negatives over the sorted order (as
-    :meth:`optrank.models._prsvm_oracle.PRSVMOracle.laplacian_gram`, in one block)."""
+    from the suffix sums of the weighted negatives over the sorted order, by row blocks
+    from the end (a scan carrying the negatives after the block), as
+    :meth:`optrank.models._prsvm_oracle.PRSVMOracle.laplacian_gram`: ``block x d``
+    temporaries. The sorted order is padded to whole blocks with rows of weight 0."""
     order, pos, ws, count = act
-    xs = X[order]
-    neg = (ws * (1.0 - pos))[:, None] * xs
-    after = jnp.cumsum(neg[::-1], axis=0)[::-1] - neg  # negatives strictly after
-    cross = ((ws * pos)[:, None] * xs).T @ after
-    return xs.T @ ((ws * count)[:, None] * xs) - cross - cross.T
+    n, d = X.shape
+    pad = -n % block
+
+    def blocks(v):
+        return jnp.concatenate([v, jnp.zeros(pad, v.dtype)]).reshape(-1, block)
+
+    def step(carry, part):
+        gram, cross, tail = carry
+        rows, own, neg, posw = part
+        xb = X[rows]
+        negx = neg[:, None] * xb
+        after = jnp.cumsum(negx[::-1], axis=0)[::-1] - negx + tail  # negatives strictly after
+        return (gram + xb.T @ (own[:, None] * xb), cross + (posw[:, None] * xb).T @ after,
+                tail + negx.sum(axis=0)), None
+
+    zero = jnp.zeros((d, d), X.dtype)
+    parts = (blocks(order), blocks(ws * count), blocks(ws * (1.0 - pos)), blocks(ws * pos))
+    (gram, cross, _), _ = jax.lax.scan(step, (zero, zero, jnp.zeros(d, X.dtype)), parts,
+                                       reverse=True)
+    return gram - cross - cross.T
 
 
 @jax.jit
@@ -124,8 +143,8 @@ def _phi(o, d, t, ww, ws, ss, is_pos, s, C):
 class PRSVMOracleJax(GramSwitch):
     """Jitted PRSVM+ oracle with the interface of :class:`PRSVMOracle`.
 
-    ``gram_after`` as there: the explicit ``X^T M X`` is formed on the device (one
-    block: two ``n x d`` temporaries) and multiplied on the host (``d x d``).
+    ``gram_after`` as there: the explicit ``X^T M X`` is formed on the device (row
+    blocks of 2048: ``2048 x d`` temporaries) and multiplied on the host (``d x d``).
 
     Examples
     --------
