@@ -6,20 +6,12 @@ from __future__ import annotations
 
 import pytest
 from sklearn.metrics import roc_auc_score
+from test_cli_review_fixes import RS5
 
 from optrank._persist import load_npz, save_npz
 from optrank.cli import main
 
-HEART = """
-[data]
-name = "heart"
-random_state = 5
-test_size = 0.5
-
-[model]
-estimator = "RankSVM"
-C = 0.01
-"""
+HEART = RS5  # heart, seeded 50/50 split, RankSVM(C=0.01)
 
 
 def _toml(tmp_path, text: str) -> str:

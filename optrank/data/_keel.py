@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from optrank.data._missing import MISSING_TOKENS, check_policy, handle_missing
-from optrank.data._textio import read_lines
+from optrank.data._textio import is_float, read_lines
 
 _ATTRIBUTE = re.compile(r"@attribute\s+('[^']*'|\"[^\"]*\"|[^\s{\[]+)\s*(.*)$", re.IGNORECASE)
 
@@ -159,7 +159,7 @@ def _encode(path: Path, attribute: KeelAttribute, values: list[str]) -> np.ndarr
         try:
             numbers = np.where(absent, "nan", tokens).astype(np.float64)
         except ValueError:
-            row = next(r for r, t in enumerate(tokens) if not absent[r] and not _is_float(t))
+            row = next(r for r, t in enumerate(tokens) if not absent[r] and not is_float(t))
             raise ValueError(
                 f"{path}: non-numeric value {str(tokens[row])!r} for numeric attribute "
                 f"{attribute.name!r} in data row {row}"
@@ -179,9 +179,3 @@ def _encode(path: Path, attribute: KeelAttribute, values: list[str]) -> np.ndarr
     return out
 
 
-def _is_float(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True

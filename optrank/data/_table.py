@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from optrank.data._missing import MISSING_TOKENS, check_policy, handle_missing
-from optrank.data._textio import read_lines
+from optrank.data._textio import is_float, read_lines
 
 
 def read_table(
@@ -104,15 +104,7 @@ def _without_bom(lines: list[str]) -> list[str]:
 
 def _no_number(row: list[str]) -> bool:
     """Whether no cell of ``row`` is a number or a missing-value token: a header row."""
-    return not any(_is_number(tok) or tok in MISSING_TOKENS for tok in row)
-
-
-def _is_number(tok: str) -> bool:
-    try:
-        float(tok)
-    except ValueError:
-        return False
-    return True
+    return not any(is_float(tok) or tok in MISSING_TOKENS for tok in row)
 
 
 def _split(line: str, delimiter: str | None) -> list[str]:

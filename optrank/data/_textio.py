@@ -34,3 +34,12 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     """All non-blank lines of a (possibly compressed) text file, right-stripped."""
     with open_text(path) as fh:
         return [line.rstrip() for line in fh if line.strip()]
+
+
+def is_float(token: str) -> bool:
+    """Whether ``float(token)`` parses (a numeric cell of a text table)."""
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
