@@ -177,5 +177,3 @@ def _encode(path: Path, attribute: KeelAttribute, values: list[str]) -> np.ndarr
     out[present, [index[t] for t in tokens[present]]] = 1.0
     out[absent] = np.nan
     return out
-
-

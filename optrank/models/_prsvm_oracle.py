@@ -374,13 +374,16 @@ def pairwise_loss_grad(o, y, weight=None, hint=None):
 class GramSwitch:
     """The explicit-Hessian machinery shared by the numpy and JAX oracles.
 
-    A subclass sets ``C``, ``gram_after`` (``None``: never switch), ``_gram = None`` and
-    ``_factor = None``, and builds its Hessian products with :meth:`_switching`.
+    A subclass sets ``C`` and ``gram_after`` (``None``: never switch) and builds its
+    Hessian products with :meth:`_switching`.
     """
 
+    _gram = None  # the last X^T M X formed by a Hessian, not yet factorised
+    _factor = None  # Cholesky factor of the last Hessian formed explicitly
+
     def _switching(self, implicit, form):
-        """``v -> v + 2C (M-part of v)``: ``implicit(v)`` for the first ``gram_after``
-        calls, then the matrix ``form()`` (``X^T M X``, formed once) times ``v``."""
+        """The product ``v -> v + 2C X^T M X v``, its pair part by ``implicit(v)`` for
+        the first ``gram_after`` calls, then by the matrix ``form()`` (formed once)."""
         if self.gram_after is None:
             return lambda v: v + (2.0 * self.C) * implicit(v)
         state = {"calls": 0, "gram": None}
@@ -461,8 +464,6 @@ class PRSVMOracle(GramSwitch):
         self.gram_after = gram_after
         self._hint = None
         self._cache = (None, None)
-        self._gram = None  # the last X^T M X formed by a Hessian (not yet factorised)
-        self._factor = None  # Cholesky factor of the last Hessian formed explicitly
 
     def grad_floor(self) -> float:
         """Rounding level of the gradient (:func:`~optrank.solvers._newton.gradient_floor`)."""

@@ -171,8 +171,6 @@ class PRSVMOracleJax(GramSwitch):
         self.s = jnp.asarray(sw, dtype=jnp.float64)
         self.C = float(C)
         self.gram_after = gram_after
-        self._gram = None
-        self._factor = None
 
     def grad_floor(self) -> float:
         """Rounding level of the gradient, as :meth:`PRSVMOracle.grad_floor`."""
