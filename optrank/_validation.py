@@ -267,6 +267,31 @@ def check_row_matrix(X, name: str = "X") -> int:
     return shape[0]
 
 
+def check_row_indices(idx, n_rows: int, name: str) -> None:
+    """``ValueError`` unless a concrete index stream is a 1-D array of integers in
+    ``[0, n_rows)``: the online and stochastic drivers read rows by these indices inside
+    a jitted scan, where XLA clamps an index out of range to the first or last row
+    (``order=[0, 1000]`` streamed row ``n - 1``, silently). A traced array (a caller's
+    jit) is left to that caller."""
+    import sys
+
+    jax = sys.modules.get("jax")  # only JAX callers pass tracers; no import otherwise
+    if jax is not None and isinstance(idx, jax.core.Tracer):
+        if len(np.shape(idx)) != 1:
+            raise ValueError(f"{name} must be a 1-D array of row indices, got shape "
+                             f"{np.shape(idx)}")
+        return
+    a = np.asarray(idx)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of row indices, got shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"{name} must hold integer row indices, got dtype {a.dtype}")
+    if a.size and (int(a.min()) < 0 or int(a.max()) >= n_rows):
+        bad = int(a.min()) if int(a.min()) < 0 else int(a.max())
+        raise ValueError(f"{name} holds the row index {bad}, outside [0, {n_rows}) (the "
+                         f"rows have {n_rows})")
+
+
 def caller_stacklevel() -> int:
     """``stacklevel`` for a ``warnings.warn`` that names the first frame outside optrank
     (the user's call), however many optrank frames lie between: fixed levels went stale

@@ -223,8 +223,9 @@ def test_run_refuses_an_order_out_of_range_or_not_integer():
     state = lrn.init(jax.random.PRNGKey(0), 2)
     X = jnp.array([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0], [0.0, 2.0]])
     Y = jnp.array([1.0, -1.0, 1.0, -1.0])
-    for bad in ([0, 1, 2, 4], [0, 1, -1], [1000]):
-        with pytest.raises(ValueError, match=r"order must index the 4 rows"):
+    for bad, index in (([0, 1, 2, 4], 4), ([0, 1, -1], -1), ([1000], 1000)):
+        with pytest.raises(ValueError, match=rf"order holds the row index {index}, outside "
+                                             r"\[0, 4\)"):
             ol.run(lrn, state, X, Y, order=jnp.array(bad))
     with pytest.raises(ValueError, match="integer"):
         ol.run(lrn, state, X, Y, order=np.array([0.0, 1.0]))

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from optrank._validation import check_row_matrix, is_count
+from optrank._validation import check_row_indices, check_row_matrix, is_count
 from optrank.online._xla import grid_trace
 
 _RULES = {
@@ -223,22 +223,6 @@ def _check_labels(Y, skip_zero_labels: bool) -> None:
                          f"{found[:10].tolist()} (0/1 labels: pass 2 * y - 1)")
 
 
-def _check_order(order, n: int) -> None:
-    """``ValueError`` unless a concrete ``order`` is a 1-D array of integers in ``[0, n)``:
-    inside the scan JAX clamps an index out of range (until 2026-11-27 ``order=[0, 1000]``
-    streamed row ``n - 1`` and ``[-1]`` row 0, silently). A traced ``order`` is left to
-    the caller."""
-    if isinstance(order, jax.core.Tracer):
-        return
-    order = np.asarray(order)
-    if order.ndim != 1 or order.dtype.kind not in "iu":
-        raise ValueError(f"order must be a 1-D array of integer row indices, got "
-                         f"{order.dtype} of shape {order.shape}")
-    if order.size and (order.min() < 0 or order.max() >= n):
-        raise ValueError(f"order must index the {n} rows of the stream (0..{n - 1}), found "
-                         f"{order.min()}..{order.max()}")
-
-
 def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
         skip_zero_labels: bool = False, order=None):
     """Feed the stream ``(X, Y)`` through ``learner.update`` in one jitted ``lax.scan``.
@@ -284,7 +268,7 @@ def run(learner: Learner, state, X, Y, n_features: int | None = None, *,
     if order is not None:
         if skip_zero_labels:
             raise ValueError("order and skip_zero_labels cannot be combined")
-        _check_order(order, np.shape(Y)[0])
+        check_row_indices(order, np.shape(Y)[0], "order")
         return _run_order_jit(learner.update, state, X, jnp.asarray(Y), jnp.asarray(order), d)
     return _run_jit(learner.update, state, X, jnp.asarray(Y), d, bool(skip_zero_labels))
 

@@ -151,20 +151,3 @@ def _index_summary(idx, val):
         _SUMMARIES[key] = (weakref.ref(idx, lambda _, key=key: _SUMMARIES.pop(key, None)),
                            weakref.ref(val), summary)
     return summary
-
-
-def check_index_stream(idx, n_rows: int, name: str) -> None:
-    """``ValueError`` unless a given index stream is 1-D of integers in ``[0, n_rows)``
-    (concrete arrays only): XLA would clamp an index beyond the rows to the last row."""
-    if np.ndim(idx) != 1:
-        raise ValueError(f"{name} must be a 1-D array of row indices, got shape "
-                         f"{np.shape(idx)}")
-    if isinstance(idx, jax.core.Tracer):
-        return
-    a = np.asarray(idx)
-    if not np.issubdtype(a.dtype, np.integer):
-        raise ValueError(f"{name} must hold integer row indices, got dtype {a.dtype}")
-    if a.size and (int(a.min()) < 0 or int(a.max()) >= n_rows):
-        bad = int(a.min()) if int(a.min()) < 0 else int(a.max())
-        raise ValueError(f"{name} holds the row index {bad}, outside [0, {n_rows}) (the "
-                         f"rows have {n_rows})")

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from optrank._intmath import counter_words, mulhi_u32
+from optrank._validation import check_row_indices
 from optrank.stochastic import _checks, _rows
 from optrank.stochastic._buckets import bucket
 from optrank.stochastic._state import Learner, SAMState, StepInfo
@@ -415,8 +416,8 @@ def run_indices(learner: Learner, state: SAMState, X_pos, X_neg, idx_pos, idx_ne
     index beyond the rows to the last row)."""
     _checks.check_same_kind(X_pos, X_neg)
     _checks.check_state(state, X_pos, X_neg)
-    _checks.check_index_stream(idx_pos, _rows.n_rows(X_pos), "idx_pos")
-    _checks.check_index_stream(idx_neg, _rows.n_rows(X_neg), "idx_neg")
+    check_row_indices(idx_pos, _rows.n_rows(X_pos), "idx_pos")
+    check_row_indices(idx_neg, _rows.n_rows(X_neg), "idx_neg")
     if np.shape(idx_pos) != np.shape(idx_neg):
         raise ValueError(f"idx_pos and idx_neg must have one length, got shapes "
                          f"{np.shape(idx_pos)} and {np.shape(idx_neg)}")
