@@ -134,6 +134,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="backend of the estimators that have one (B2RMK, PRSVM+): jax puts "
                     "their array work on JAX's default device, a GPU where there is one; the "
                     "results agree to rounding, so the cache keys do not depend on it")
+    rp.add_argument("--embedding-dir", type=Path, metavar="DIR",
+                    help="keep the k-means Nystrom and Fourier embeddings of the folds in DIR "
+                    "(sets $OPTRANK_EMBEDDING_DIR): a run started again reads them instead of "
+                    "fitting the maps again; several GB a fold on covtype, never removed")
     rp.add_argument("--config", help="TOML file whose [runner] section (scheduler, workers, "
                     "cache_dir) sets the defaults of these flags")
     rp.set_defaults(func=cmd_reproduce)
@@ -145,21 +149,22 @@ def _parser() -> argparse.ArgumentParser:
 
 
 @contextlib.contextmanager
-def _backend_env(backend: str | None):
-    """``--backend``: set for the run (read by the runner's estimators, in this process
-    and in the Dask workers it starts, which inherit the environment), then restored."""
-    from optrank.experiments._runner import BACKEND_ENV
-
-    before = os.environ.get(BACKEND_ENV)
-    if backend is not None:
-        os.environ[BACKEND_ENV] = backend
+def _run_env(settings: dict[str, str | None]):
+    """``--backend`` and ``--embedding-dir``: each given value is set in the environment
+    for the run (read by the runner's estimators, in this process and in the Dask
+    workers it starts, which inherit the environment), then restored."""
+    before = {name: os.environ.get(name) for name in settings}
+    for name, value in settings.items():
+        if value is not None:
+            os.environ[name] = value
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop(BACKEND_ENV, None)
-        else:
-            os.environ[BACKEND_ENV] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _positive_int(text: str) -> int:
@@ -603,6 +608,12 @@ def cmd_reproduce(args) -> int:
         raise ValueError(f"--backend reaches the workers this run starts, not those of a "
                          f"running --scheduler ({scheduler}): set {BACKEND_ENV}="
                          f"{args.backend} in the workers' environment instead")
+    if args.embedding_dir is not None and scheduler not in (None, "local"):
+        from optrank.features._cache import DIR_ENV
+
+        raise ValueError(f"--embedding-dir reaches the workers this run starts, not those of "
+                         f"a running --scheduler ({scheduler}): set {DIR_ENV}="
+                         f"{args.embedding_dir} in the workers' environment instead")
     cache = False if args.no_cache else (runner.cache_dir or True)
     if scheduler is not None and not args.verbose:
         import distributed  # noqa: F401  (sets its logger to INFO on import)
@@ -623,7 +634,11 @@ def cmd_reproduce(args) -> int:
         raise ValueError("--time-limit stops a run to go on later from its cache; it cannot "
                          "go with --cached-only or --no-cache")
     not_run = _not_run_reason(args)
-    with _backend_env(args.backend):
+    from optrank.experiments._runner import BACKEND_ENV
+    from optrank.features._cache import DIR_ENV
+
+    embedding_dir = None if args.embedding_dir is None else str(args.embedding_dir.resolve())
+    with _run_env({BACKEND_ENV: args.backend, DIR_ENV: embedding_dir}):
         results = run_protocols(protocols, output_dir=args.output, progress=True,
                                 scheduler=scheduler, workers=args.workers or runner.workers,
                                 cache=cache, fan_grid=args.fan_grid,

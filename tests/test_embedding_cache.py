@@ -260,3 +260,115 @@ def test_scores_of_float32_rows_are_the_float64_product(sparse_input, monkeypatc
     assert out.dtype == np.float64 and out.shape == (103,)
     np.testing.assert_allclose(out, np.asarray(Z.astype(np.float64) @ coef).ravel(),
                                rtol=1e-15, atol=0)
+
+
+# ---- embeddings kept across processes ($OPTRANK_EMBEDDING_DIR, --embedding-dir) ------------
+
+
+def _files(folder):
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_no_folder_no_files(tmp_path, monkeypatch):
+    monkeypatch.delenv(embedding_cache.DIR_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    X, _ = _ring()
+    embedding_cache.fit_transform(NystromFeatures(10, random_state=0), X)
+    assert embedding_cache.spill_dir() is None and _files(tmp_path) == []
+    monkeypatch.setenv(embedding_cache.DIR_ENV, "")  # empty: unset
+    assert embedding_cache.spill_dir() is None
+
+
+def test_a_kept_embedding_is_read_back_bit_for_bit_in_a_cleared_process(tmp_path,
+                                                                         monkeypatch):
+    folder = tmp_path / "emb"
+    monkeypatch.setenv(embedding_cache.DIR_ENV, str(folder))
+    X, _ = _ring()
+    X_val, _ = _ring(1, n=50)
+    first = embedding_cache.fit_transform(NystromFeatures(12, random_state=0), X)
+    names = _files(folder)
+    assert len(names) == 2 and {n.rsplit(".", 1)[1] for n in names} == {"npy", "pkl"}
+    assert not first.reused
+    embedding_cache.clear()  # as a new process: nothing in memory
+    again = embedding_cache.fit_transform(NystromFeatures(12, random_state=0), X)
+    assert again.reused and again.key == first.key and again.seconds == first.seconds
+    assert isinstance(again.Z, np.memmap) and not again.Z.flags.writeable
+    np.testing.assert_array_equal(again.Z, first.Z)
+    np.testing.assert_array_equal(again.features.transform(X_val),
+                                  first.features.transform(X_val))
+    assert _files(folder) == names  # nothing rewritten
+    # an unseeded map, another input or other parameters: not read from the folder
+    assert not embedding_cache.fit_transform(NystromFeatures(12), X).reused
+    assert not embedding_cache.fit_transform(NystromFeatures(12, random_state=0), X[1:]).reused
+    assert len(_files(folder)) == 4
+
+
+def test_a_half_written_or_damaged_entry_is_computed_again(tmp_path, monkeypatch):
+    folder = tmp_path / "emb"
+    monkeypatch.setenv(embedding_cache.DIR_ENV, str(folder))
+    X, _ = _ring()
+    Z = embedding_cache.fit_transform(FourierFeatures(8, random_state=3), X).Z
+    pkl = next(folder.glob("*.pkl"))
+    pkl.unlink()  # an array without its map: not a whole entry
+    embedding_cache.clear()
+    emb = embedding_cache.fit_transform(FourierFeatures(8, random_state=3), X)
+    assert not emb.reused and pkl.exists()  # computed and written again
+    pkl.write_bytes(b"not a pickle")
+    embedding_cache.clear()
+    with pytest.warns(RuntimeWarning, match="could not be read"):
+        emb = embedding_cache.fit_transform(FourierFeatures(8, random_state=3), X)
+    assert not emb.reused
+    np.testing.assert_array_equal(emb.Z, Z)
+    embedding_cache.clear()
+    assert embedding_cache.fit_transform(FourierFeatures(8, random_state=3), X).reused
+
+
+def test_a_folder_that_cannot_be_written_warns_and_the_fit_goes_on(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(embedding_cache.DIR_ENV, str(blocker / "emb"))
+    X, _ = _ring()
+    with pytest.warns(RuntimeWarning, match="could not be kept"):
+        emb = embedding_cache.fit_transform(NystromFeatures(10, random_state=0), X)
+    np.testing.assert_array_equal(emb.Z, NystromFeatures(10, random_state=0).fit_transform(X))
+
+
+def _chosen_and_auc(path):
+    import csv
+
+    with open(path) as fh:
+        return [(row["fold"], row["params"], row["auc"]) for row in csv.DictReader(fh)]
+
+
+def test_the_cli_keeps_the_folds_embeddings_and_a_rerun_reads_them(tmp_path, monkeypatch,
+                                                                   capsys):
+    """``reproduce --embedding-dir``: a tiny NBAM search on heart writes one entry per
+    fitted fold; run again without the result cache it reads them all (no file is
+    rewritten) and reports the same AUCs; the variable is restored after the run."""
+    import os
+
+    from optrank.cli import main
+    from optrank.experiments import _registry as reg
+
+    monkeypatch.delenv(embedding_cache.DIR_ENV, raising=False)
+    tiny = Protocol(name="tiny-nbam", table_id="999-EMB", estimator="NBAM",
+                    datasets=(DatasetEntry("heart"),),
+                    params={"n_components": 20, "cache_embeddings": True, "random_state": 0},
+                    grid={"C": [0.1, 1.0]}, split="kfold", outer_folds=2, cv_folds=2,
+                    reference_method="NBAM")
+    monkeypatch.setitem(reg.PROTOCOLS, tiny.name, tiny)
+    folder = tmp_path / "emb"
+    args = ["reproduce", "999-EMB", "--sequential", "--embedding-dir", str(folder),
+            "--output", str(tmp_path / "out")]
+    assert main(args) == 0
+    first = _chosen_and_auc(tmp_path / "out" / "tiny-nbam.csv")
+    stamps = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+    # 2 outer folds x (2 inner folds + the final fit), one array and one map each
+    assert len(stamps) == 2 * 3 * 2 and embedding_cache.DIR_ENV not in os.environ
+    embedding_cache.clear()
+    assert main(args + ["--no-cache"]) == 0
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == stamps
+    assert _chosen_and_auc(tmp_path / "out" / "tiny-nbam.csv") == first
+    code = main(["reproduce", "999-EMB", "--scheduler", "tcp://127.0.0.1:1",
+                 "--embedding-dir", str(folder), "--output", str(tmp_path / "out")])
+    assert code != 0 and "running --scheduler" in capsys.readouterr().err

@@ -13,24 +13,41 @@ user's transformer may hide randomness or parameters whose ``repr`` does not ide
 them. An embedding is then a deterministic function of the input and the parameters,
 and a cache hit changes no result, bit for bit. Cached embeddings are read-only arrays
 (they are shared by every fit that hits the entry).
+
+With a folder named in ``OPTRANK_EMBEDDING_DIR`` (``optrank reproduce --embedding-dir``),
+a dense embedding computed on a miss is also written there, with its pickled map, and a
+later process that misses in memory reads it back (memory-mapped, read-only) instead of
+fitting the map again: a restarted search over covtype's folds skips their k-means
+(about 8 minutes a fold). The files are named by a hash of the key and of optrank's
+version; they are never removed by optrank (about 4 GB a fold for 310,000 x 1600 float64
+rows), and, as pickles, must come from a folder you trust.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 import time
+import warnings
 from collections import OrderedDict
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from optrank._digest import array_digest, exact_value
+from optrank._validation import caller_stacklevel
 
 CAPACITY = 3
 """Entries kept (least recently used dropped): the folds of a 3-fold CV, or FBAM's three
 widths on one fold."""
 
 _ENTRIES: OrderedDict = OrderedDict()
+
+DIR_ENV = "OPTRANK_EMBEDDING_DIR"
+"""Environment variable naming the folder of embeddings kept across processes."""
 
 
 def _cacheable_maps() -> tuple:
@@ -104,6 +121,8 @@ def fit_transform(features, X, cache: bool = True) -> Embedding:
     """
     key = key_of(features, X) if cache else None
     entry = _ENTRIES.pop(key, None) if key is not None else None
+    if entry is None and key is not None:
+        entry = _read_spilled(key)
     reused = entry is not None
     if entry is None:
         t0 = time.perf_counter()
@@ -112,11 +131,75 @@ def fit_transform(features, X, cache: bool = True) -> Embedding:
             Z.setflags(write=False)  # shared by every fit that hits the entry
         entry = {"features": features, "Z": Z, "transformed": None,
                  "seconds": time.perf_counter() - t0}
+        if key is not None:
+            _spill(key, entry)
     if key is not None:
         _ENTRIES[key] = entry
         while len(_ENTRIES) > CAPACITY:
             _ENTRIES.popitem(last=False)
     return Embedding(entry["features"], entry["Z"], key, entry["seconds"], reused)
+
+
+def spill_dir() -> Path | None:
+    """The folder of embeddings kept across processes (``$OPTRANK_EMBEDDING_DIR``), or
+    ``None`` when the variable is unset or empty."""
+    value = os.environ.get(DIR_ENV, "")
+    return Path(value) if value else None
+
+
+def _spill_name(key: tuple) -> str:
+    from optrank import __version__
+
+    return hashlib.sha256(repr((__version__, key)).encode()).hexdigest()[:32]
+
+
+def _spill(key: tuple, entry: dict) -> None:
+    """Write a dense embedding and its map to :func:`spill_dir` (when set): the array
+    first, then the pickle (the file whose presence marks a whole entry), each through a
+    temporary name, so that a reader never sees half of one."""
+    folder = spill_dir()
+    Z = entry["Z"]
+    if folder is None or type(Z) is not np.ndarray:  # sparse or other kinds: not kept
+        return
+    name, tag = _spill_name(key), f".tmp{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f"{name}.npy{tag}", "wb") as fh:
+            np.save(fh, Z, allow_pickle=False)
+        os.replace(folder / f"{name}.npy{tag}", folder / f"{name}.npy")
+        with open(folder / f"{name}.pkl{tag}", "wb") as fh:
+            pickle.dump({"key": key, "features": entry["features"],
+                         "seconds": entry["seconds"]}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(folder / f"{name}.pkl{tag}", folder / f"{name}.pkl")
+    except OSError as exc:  # a full disk or a folder not writable: the fit goes on
+        for part in ("npy", "pkl"):
+            with suppress(OSError):
+                (folder / f"{name}.{part}{tag}").unlink(missing_ok=True)
+        warnings.warn(f"the embedding could not be kept in {folder} ({DIR_ENV}): {exc}",
+                      RuntimeWarning, stacklevel=caller_stacklevel())
+
+
+def _read_spilled(key: tuple) -> dict | None:
+    """The entry of ``key`` written by :func:`_spill`, its embedding memory-mapped
+    read-only; ``None`` when :func:`spill_dir` is unset or holds no whole entry of it."""
+    folder = spill_dir()
+    if folder is None:
+        return None
+    name = _spill_name(key)
+    try:
+        with open(folder / f"{name}.pkl", "rb") as fh:
+            saved = pickle.load(fh)
+        Z = np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+    except (FileNotFoundError, NotADirectoryError):  # not kept yet (or no folder)
+        return None
+    except Exception as exc:  # a damaged or foreign file: computed afresh (and rewritten)
+        warnings.warn(f"the kept embedding {folder / name}.* could not be read ({exc!r}); "
+                      "it is computed again", RuntimeWarning, stacklevel=caller_stacklevel())
+        return None
+    if not isinstance(saved, dict) or saved.get("key") != key:  # a collision or a rename
+        return None
+    return {"features": saved["features"], "Z": Z, "transformed": None,
+            "seconds": saved["seconds"]}
 
 
 def transform(key, features, X):
