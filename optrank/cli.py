@@ -134,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="backend of the estimators that have one (B2RMK, PRSVM+): jax puts "
                     "their array work on JAX's default device, a GPU where there is one; the "
                     "results agree to rounding, so the cache keys do not depend on it")
-    rp.add_argument("--embedding-dir", type=Path, metavar="DIR",
+    rp.add_argument("--embedding-dir", metavar="DIR",
                     help="keep the k-means Nystrom and Fourier embeddings of the folds in DIR "
                     "(sets $OPTRANK_EMBEDDING_DIR): a run started again reads them instead of "
                     "fitting the maps again; several GB a fold on covtype, never removed")
@@ -608,6 +608,13 @@ def cmd_reproduce(args) -> int:
         raise ValueError(f"--backend reaches the workers this run starts, not those of a "
                          f"running --scheduler ({scheduler}): set {BACKEND_ENV}="
                          f"{args.backend} in the workers' environment instead")
+    timed = sorted({p.table_id for p in protocols if p.reference_metric.endswith("time_s")})
+    if args.embedding_dir is not None and timed:
+        raise ValueError(f"--embedding-dir would change the training times that "
+                         f"{', '.join(timed)} compare (the disk's pages are read during "
+                         "the fits): run the timing tables without it")
+    if args.embedding_dir is not None and not args.embedding_dir.strip():
+        raise ValueError("--embedding-dir needs a folder name, got an empty one")
     if args.embedding_dir is not None and scheduler not in (None, "local"):
         from optrank.features._cache import DIR_ENV
 
@@ -637,7 +644,8 @@ def cmd_reproduce(args) -> int:
     from optrank.experiments._runner import BACKEND_ENV
     from optrank.features._cache import DIR_ENV
 
-    embedding_dir = None if args.embedding_dir is None else str(args.embedding_dir.resolve())
+    embedding_dir = (None if args.embedding_dir is None
+                     else str(Path(args.embedding_dir).expanduser().resolve()))
     with _run_env({BACKEND_ENV: args.backend, DIR_ENV: embedding_dir}):
         results = run_protocols(protocols, output_dir=args.output, progress=True,
                                 scheduler=scheduler, workers=args.workers or runner.workers,

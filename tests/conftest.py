@@ -13,6 +13,8 @@ import pytest  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 threadpool_limits(limits=1, user_api="blas")  # those a plugin may have loaded already
+# a developer's folder of kept embeddings (reproduce --embedding-dir) is not the tests'
+os.environ.pop("OPTRANK_EMBEDDING_DIR", None)
 os.environ.setdefault("JAX_ENABLE_X64", "1")
 os.environ.setdefault(
     "OPTRANK_DATA", str(Path(__file__).resolve().parents[1].parent / "shared" / "data")

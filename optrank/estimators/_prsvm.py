@@ -473,7 +473,10 @@ class _EmbeddedPRSVM(PRSVMPlus):
         return self._warm_seed
 
     def _fit_features(self, X):
-        return embedding_cache.fit_for(self, self._make_features(), X, cache=self._caching())
+        # a seed drawn for this estimator's path (_map_seed) is never drawn again: its
+        # embeddings are not written to the folder of $OPTRANK_EMBEDDING_DIR
+        return embedding_cache.fit_for(self, self._make_features(), X, cache=self._caching(),
+                                       spill=self.random_state is not None)
 
     def _start(self, n_features: int) -> np.ndarray:
         """Warm start only from a ``coef_`` fitted on the same feature map."""

@@ -18,9 +18,10 @@ With a folder named in ``OPTRANK_EMBEDDING_DIR`` (``optrank reproduce --embeddin
 a dense embedding computed on a miss is also written there, with its pickled map, and a
 later process that misses in memory reads it back (memory-mapped, read-only) instead of
 fitting the map again: a restarted search over covtype's folds skips their k-means
-(about 8 minutes a fold). The files are named by a hash of the key and of optrank's
-version; they are never removed by optrank (about 4 GB a fold for 310,000 x 1600 float64
-rows), and, as pickles, must come from a folder you trust.
+(about 8 minutes a fold). The files are named by a hash of the key, of optrank's source
+files and of the numpy, scipy and scikit-learn versions, so other code never reads an
+entry back; optrank never removes them (about 4 GB a fold for 310,000 x 1600 float64
+rows), and, as pickles, they must come from a folder you trust.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import tempfile
 import time
 import warnings
 from collections import OrderedDict
@@ -108,22 +110,27 @@ class Embedding(NamedTuple):
     key: tuple | None
     """Cache key; ``None`` when the map is not cacheable (nothing was stored)."""
     seconds: float
-    """Wall time of fitting the map and embedding the input, when they were computed."""
+    """Wall time of fitting the map and embedding the input, when they were computed (in
+    this call, with the time of keeping them in :func:`spill_dir` when that is set)."""
     reused: bool
     """Whether they came from the cache (no time spent on them in this call)."""
 
 
-def fit_transform(features, X, cache: bool = True) -> Embedding:
+def fit_transform(features, X, cache: bool = True, spill: bool = True) -> Embedding:
     """Fit ``features`` on ``X`` and embed ``X``, or fetch both from the cache.
 
     With ``cache=False`` (or a map that is not deterministic) nothing is looked up or
-    stored: the map is fitted and the input embedded, and ``key`` is ``None``.
+    stored: the map is fitted and the input embedded, and ``key`` is ``None``. With
+    ``spill=False`` the folder of :func:`spill_dir` is neither read nor written (a map
+    whose seed was drawn for this estimator alone would never be read back).
     """
     key = key_of(features, X) if cache else None
+    folder = spill_dir() if key is not None and spill else None
     entry = _ENTRIES.pop(key, None) if key is not None else None
-    if entry is None and key is not None:
-        entry = _read_spilled(key)
+    if entry is None and folder is not None:
+        entry = _read_spilled(folder, key)
     reused = entry is not None
+    seconds = None if entry is None else entry["seconds"]
     if entry is None:
         t0 = time.perf_counter()
         Z = features.fit_transform(X)
@@ -131,72 +138,94 @@ def fit_transform(features, X, cache: bool = True) -> Embedding:
             Z.setflags(write=False)  # shared by every fit that hits the entry
         entry = {"features": features, "Z": Z, "transformed": None,
                  "seconds": time.perf_counter() - t0}
-        if key is not None:
-            _spill(key, entry)
+        seconds = entry["seconds"]
+        if folder is not None:
+            _spill(folder, key, entry)
+            # the write is one of this call's embedding steps: a caller that reports the
+            # fit's time without them (the runner's train_time_s) leaves it out too
+            seconds = time.perf_counter() - t0
     if key is not None:
         _ENTRIES[key] = entry
         while len(_ENTRIES) > CAPACITY:
             _ENTRIES.popitem(last=False)
-    return Embedding(entry["features"], entry["Z"], key, entry["seconds"], reused)
+    return Embedding(entry["features"], entry["Z"], key, seconds, reused)
 
 
 def spill_dir() -> Path | None:
-    """The folder of embeddings kept across processes (``$OPTRANK_EMBEDDING_DIR``), or
-    ``None`` when the variable is unset or empty."""
+    """The folder of embeddings kept across processes (``$OPTRANK_EMBEDDING_DIR``, ``~``
+    expanded), or ``None`` when the variable is unset or empty."""
     value = os.environ.get(DIR_ENV, "")
-    return Path(value) if value else None
+    return Path(value).expanduser() if value else None
 
 
 def _spill_name(key: tuple) -> str:
-    from optrank import __version__
+    """File stem of ``key``: a hash of the key, of optrank's source files (the
+    fingerprint of the result cache: a changed map is a changed source file) and of the
+    versions of the libraries the maps call (k-means of scikit-learn, numpy, scipy)."""
+    import scipy
+    import sklearn
 
-    return hashlib.sha256(repr((__version__, key)).encode()).hexdigest()[:32]
+    from optrank.experiments._cache import code_fingerprint
+
+    stamp = (code_fingerprint(), np.__version__, scipy.__version__, sklearn.__version__)
+    return hashlib.sha256(repr((stamp, key)).encode()).hexdigest()[:32]
 
 
-def _spill(key: tuple, entry: dict) -> None:
-    """Write a dense embedding and its map to :func:`spill_dir` (when set): the array
-    first, then the pickle (the file whose presence marks a whole entry), each through a
-    temporary name, so that a reader never sees half of one."""
-    folder = spill_dir()
+def _spill(folder: Path, key: tuple, entry: dict) -> None:
+    """Write a dense embedding and its map to ``folder``: both to temporary files of
+    their own (``mkstemp``: no two writers share one), then the array renamed into
+    place and the pickle last (the file whose presence marks a whole entry), so that a
+    reader never sees part of one. A failure to write (a full disk, a folder that is
+    not writable, a map that cannot be pickled) warns and the fit goes on; an interrupt
+    goes on up. Either way no temporary file stays, nor an array without its pickle."""
     Z = entry["Z"]
-    if folder is None or type(Z) is not np.ndarray:  # sparse or other kinds: not kept
+    if type(Z) is not np.ndarray:  # sparse or other kinds: not kept
         return
-    name, tag = _spill_name(key), f".tmp{os.getpid()}"
+    name = _spill_name(key)
+    temps, placed = [], None
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / f"{name}.npy{tag}", "wb") as fh:
+        for suffix in ("npy", "pkl"):
+            fd, path = tempfile.mkstemp(dir=folder, prefix=f"{name}.{suffix}.", suffix=".tmp")
+            os.close(fd)
+            temps.append(Path(path))
+        with open(temps[0], "wb") as fh:
             np.save(fh, Z, allow_pickle=False)
-        os.replace(folder / f"{name}.npy{tag}", folder / f"{name}.npy")
-        with open(folder / f"{name}.pkl{tag}", "wb") as fh:
-            pickle.dump({"key": key, "features": entry["features"],
-                         "seconds": entry["seconds"]}, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(folder / f"{name}.pkl{tag}", folder / f"{name}.pkl")
-    except OSError as exc:  # a full disk or a folder not writable: the fit goes on
-        for part in ("npy", "pkl"):
-            with suppress(OSError):
-                (folder / f"{name}.{part}{tag}").unlink(missing_ok=True)
-        warnings.warn(f"the embedding could not be kept in {folder} ({DIR_ENV}): {exc}",
+        meta = {"key": key, "features": entry["features"], "seconds": entry["seconds"],
+                "shape": Z.shape, "dtype": Z.dtype.str}
+        with open(temps[1], "wb") as fh:
+            pickle.dump(meta, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        placed = folder / f"{name}.npy"
+        os.replace(temps[0], placed)
+        os.replace(temps[1], folder / f"{name}.pkl")
+        temps, placed = [], None
+    except Exception as exc:
+        warnings.warn(f"the embedding could not be kept in {folder} ({DIR_ENV}): {exc!r}",
                       RuntimeWarning, stacklevel=caller_stacklevel())
+    finally:
+        for path in [*temps, *([placed] if placed is not None else [])]:
+            with suppress(OSError):
+                path.unlink(missing_ok=True)
 
 
-def _read_spilled(key: tuple) -> dict | None:
+def _read_spilled(folder: Path, key: tuple) -> dict | None:
     """The entry of ``key`` written by :func:`_spill`, its embedding memory-mapped
-    read-only; ``None`` when :func:`spill_dir` is unset or holds no whole entry of it."""
-    folder = spill_dir()
-    if folder is None:
-        return None
+    read-only; ``None`` when ``folder`` holds no whole entry of it."""
     name = _spill_name(key)
     try:
         with open(folder / f"{name}.pkl", "rb") as fh:
             saved = pickle.load(fh)
+        if not isinstance(saved, dict) or saved.get("key") != key:  # collision or rename
+            return None
         Z = np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+        if Z.shape != saved["shape"] or Z.dtype.str != saved["dtype"]:
+            raise ValueError(f"the array is {Z.dtype.str} {Z.shape}, its map was kept with "
+                             f"{saved['dtype']} {saved['shape']}")
     except (FileNotFoundError, NotADirectoryError):  # not kept yet (or no folder)
         return None
     except Exception as exc:  # a damaged or foreign file: computed afresh (and rewritten)
         warnings.warn(f"the kept embedding {folder / name}.* could not be read ({exc!r}); "
                       "it is computed again", RuntimeWarning, stacklevel=caller_stacklevel())
-        return None
-    if not isinstance(saved, dict) or saved.get("key") != key:  # a collision or a rename
         return None
     return {"features": saved["features"], "Z": Z, "transformed": None,
             "seconds": saved["seconds"]}
@@ -218,11 +247,12 @@ def transform(key, features, X):
     return Z
 
 
-def fit_for(estimator, features, X, *, cache: bool = True, attr: str = "features_"):
+def fit_for(estimator, features, X, *, cache: bool = True, spill: bool = True,
+            attr: str = "features_"):
     """:func:`fit_transform` for an estimator: sets ``estimator.<attr>`` (the fitted map),
     ``_feature_key``, ``embedding_time_s_`` and ``embedding_reused_``; returns the
     embedding of ``X``."""
-    emb = fit_transform(features, X, cache=cache)
+    emb = fit_transform(features, X, cache=cache, spill=spill)
     setattr(estimator, attr, emb.features)
     estimator._feature_key = emb.key
     estimator.embedding_time_s_, estimator.embedding_reused_ = emb.seconds, emb.reused
