@@ -112,6 +112,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="start a Dask LocalCluster (the default)")
     where.add_argument("--sequential", action="store_true",
                        help="run the cells one after another in this process")
+    where.add_argument("--threads", type=_positive_int, metavar="N",
+                       help="run the cells (with --fan-grid, a cell's grid points) in N "
+                       "threads of this process, which share its memory: one copy of each "
+                       "cached embedding (NBAM on covtype: 18 GB, not 18 GB per worker)")
     rp.add_argument("--workers", type=_positive_int,
                     help="LocalCluster workers (default: one per core)")
     rp.add_argument("--no-cache", action="store_true",
@@ -596,7 +600,8 @@ def cmd_reproduce(args) -> int:
     protocols = list({p.name: p for _, ps in resolved for p in ps}.values())
     runner = load_config(args.config).runner if args.config else Config().runner
     scheduler = args.scheduler or ("local" if args.local else runner.scheduler)
-    scheduler = None if args.sequential or scheduler == "sequential" else scheduler
+    scheduler = (None if args.sequential or args.threads or scheduler == "sequential"
+                 else scheduler)
     if args.workers is not None and scheduler != "local":  # else silently unused
         where = "sequential" if scheduler is None else f"on the running scheduler {scheduler}"
         raise ValueError(f"--workers sizes the LocalCluster this run starts; this run is "
@@ -651,7 +656,8 @@ def cmd_reproduce(args) -> int:
                                 scheduler=scheduler, workers=args.workers or runner.workers,
                                 cache=cache, fan_grid=args.fan_grid,
                                 cached_only=args.cached_only, time_limit=args.time_limit,
-                                shard=args.shard, not_run_reason=not_run)
+                                shard=args.shard, not_run_reason=not_run,
+                                threads=args.threads)
     all_protocols = list(reg.PROTOCOLS.values())
     for table_id, ps in resolved:
         if table_id is None:

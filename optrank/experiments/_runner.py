@@ -456,12 +456,29 @@ class _Task:
     params: dict | None = None
 
 
+_SCORED_CELL: list = [None]  # the cell whose grid points this process scored last
+
+
+def _drop_embeddings_of_other_cells(cell) -> None:
+    """Empty this process's embedding cache when ``cell`` (None: a refit) is not the
+    cell whose grid points it scored last: that cell's fold embeddings serve no other
+    task, and a covtype NBAM cell's three folds (18 GB in float64) beside the next
+    cell's first fold, or a refit's embedding, do not fit a 23 GB machine."""
+    from optrank.features import _cache as embedding_cache
+
+    if _SCORED_CELL[0] is not None and _SCORED_CELL[0] != cell:
+        embedding_cache.clear()
+    _SCORED_CELL[0] = cell
+
+
 def _evaluate_task(task: _Task) -> dict:
+    _drop_embeddings_of_other_cells(None)
     return evaluate_cell(task.protocol, task.cell, task.params)
 
 
 def _score_task(task: _Task) -> float | str:
     """Inner-CV AUC of one grid point of a cell, or the error text."""
+    _drop_embeddings_of_other_cells((task.protocol.name, task.cell))
     try:
         X, y, _, _ = _train_test(task.protocol, task.cell)
         seed = task.protocol.seed + task.cell.repetition
@@ -493,7 +510,10 @@ def _fan_out_grid(todo: list[_Task], keys, run_many, bar, store) -> list[_Task |
             results[index] = hit["grid_score"]
             bar.update(1)
     missing = [index for index, r in enumerate(results) if r is None]
-    for j, result in run_many(_score_task, [items[index] for index in missing]):
+    # a cell's grid points share its folds' embeddings: --threads runs them together,
+    # never beside another cell's (whose folds would be a second set in memory)
+    groups = [(items[index].protocol.name, items[index].cell) for index in missing]
+    for j, result in run_many(_score_task, [items[index] for index in missing], groups):
         index = missing[j]
         bar.set_postfix_str(f"last: {_describe(items[index])} (grid point)", refresh=False)
         bar.update(1)
@@ -534,6 +554,7 @@ def run_protocols(
     time_limit: float | None = None,
     shard: tuple[int, int] | None = None,
     not_run_reason: str | None = None,
+    threads: int | None = None,
 ) -> dict[str, RunResult]:
     """Run the cells of several protocols together (one pool of work), one result each.
 
@@ -571,6 +592,15 @@ def run_protocols(
         ``missing`` count of each result's ``stats`` says how many were not reached),
         and a rerun with the same cache goes on from there. Sequential or Dask runs
         only (not with ``map_fn``).
+    threads
+        Run the cells (with ``fan_grid``, the grid points) in this many threads of this
+        process instead of one after another: they share its memory, so a cached
+        embedding is held once, however many threads use it (a process per worker
+        holds its own). Pays off for NumPy estimators whose work is BLAS products and
+        array operations, which release the GIL (PRSVM+, NBAM, FBAM: 1.7x with 2
+        threads on 2 cores, ``benchmarks/bench_runner_threads.py``). A cell's grid
+        points never run beside another cell's. Not with ``scheduler``, ``client`` or
+        ``map_fn``.
     not_run_reason
         What the reports say of cells without a row (after "k of n cell(s)"); default
         :data:`optrank.experiments._report.NOT_RUN_REASON`, which names every cause (the
@@ -582,6 +612,13 @@ def run_protocols(
         from optrank.experiments._dask import check_scheduler
 
         scheduler = check_scheduler(scheduler, workers)
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, int | np.integer) \
+                or threads < 1:
+            raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+        if map_fn is not None or client is not None or scheduler is not None:
+            raise ValueError("threads runs the cells in this process: it cannot go with a "
+                             "scheduler, a client or a map_fn")
     if time_limit is not None and map_fn is not None:
         raise ValueError("time_limit needs the built-in executors (sequential or Dask); "
                          "a map_fn runs its items as it likes")
@@ -606,7 +643,7 @@ def run_protocols(
     todo = [tasks[first[k]] for k in todo_keys]
     for key, result in _execute(
         todo_keys, todo, progress, map_fn, scheduler, workers, client, fan_grid, store,
-        deadline,
+        deadline, threads,
     ):
         if isinstance(result, BaseException):
             result = _error_measures(result)
@@ -678,7 +715,7 @@ def _cache_store(cache, out: Path | None) -> CellCache | None:
 
 
 def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid, store=None,
-             deadline=None):
+             deadline=None, threads=None):
     """Yield (key, measures or exception) for every task, as they finish (those started
     before ``deadline``, a :func:`time.monotonic` value, when there is one)."""
     if not tasks:  # everything cached: no cluster to start
@@ -687,9 +724,10 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
     if progress:  # before the bar: the first line of a run's log
         print(_plan(tasks), file=sys.stderr, flush=True)
     bar = _bar(len(tasks) + (n_points if fan_grid else 0), progress)
-    in_process = map_fn is None and client is None and scheduler is None
+    # the inner CV's bars of one task at a time (not of several threads' tasks at once)
+    in_process = map_fn is None and client is None and scheduler is None and not threads
     try:
-        with _executor(map_fn, scheduler, workers, client, deadline) as run_many, \
+        with _executor(map_fn, scheduler, workers, client, deadline, threads) as run_many, \
                 _inner_progress(progress and in_process):
             if fan_grid:
                 tasks = _fan_out_grid(tasks, keys, run_many, bar, store)
@@ -707,22 +745,54 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
 
 
 @contextlib.contextmanager
-def _executor(map_fn, scheduler, workers, client, deadline=None):
-    """``run_many(fn, items)`` yielding ``(index, result or exception)`` as items finish;
-    with a ``deadline``, items not started by then are left out."""
+def _executor(map_fn, scheduler, workers, client, deadline=None, threads=None):
+    """``run_many(fn, items, groups=None)`` yielding ``(index, result or exception)`` as
+    items finish; with a ``deadline``, items not started by then are left out. ``groups``
+    (one label per item) matters to ``threads`` alone: see :func:`_in_threads`."""
     if map_fn is not None:
-        yield lambda fn, items: enumerate(map_fn(fn, items))
+        yield lambda fn, items, groups=None: enumerate(map_fn(fn, items))
     elif client is not None:
         from optrank.experiments._dask import submit_all
 
-        yield lambda fn, items: submit_all(client, fn, items, deadline)
+        yield lambda fn, items, groups=None: submit_all(client, fn, items, deadline)
     elif scheduler is not None:
         from optrank.experiments._dask import dask_client, submit_all
 
         with dask_client(scheduler, workers) as own:
-            yield lambda fn, items: submit_all(own, fn, items, deadline)
+            yield lambda fn, items, groups=None: submit_all(own, fn, items, deadline)
+    elif threads is not None and threads > 1:
+        yield lambda fn, items, groups=None: _in_threads(fn, items, threads, deadline, groups)
     else:
-        yield lambda fn, items: _in_turn(fn, items, deadline)
+        yield lambda fn, items, groups=None: _in_turn(fn, items, deadline)
+
+
+def _in_threads(fn, items, threads: int, deadline=None, groups=None):
+    """The threaded executor (``--threads``): ``(index, fn(item) or its exception)`` as
+    items finish, at most ``threads`` at a time in threads of this process, which share
+    its memory (one copy of each cached embedding; the BLAS products and numpy's array
+    work release the GIL). Items start in order, none after ``deadline``; with
+    ``groups``, an item starts only beside running items of its own group (a cell's
+    grid points), so two groups' working sets are never in memory together."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    groups = [None] * len(items) if groups is None else list(groups)
+    running: dict = {}
+    nxt = 0
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="optrank-cell") as pool:
+        while nxt < len(items) or running:
+            if deadline is not None and time.monotonic() >= deadline:
+                nxt = len(items)  # start nothing more; those running finish
+            while (nxt < len(items) and len(running) < threads
+                   and all(groups[i] == groups[nxt] for i in running.values())):
+                running[pool.submit(fn, items[nxt])] = nxt
+                nxt += 1
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=running.get):
+                index = running.pop(future)
+                exc = future.exception()
+                yield index, (exc if exc is not None else future.result())
 
 
 def _in_turn(fn, items, deadline=None):

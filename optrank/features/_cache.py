@@ -30,6 +30,7 @@ import hashlib
 import os
 import pickle
 import tempfile
+import threading
 import time
 import warnings
 from collections import OrderedDict
@@ -47,6 +48,8 @@ CAPACITY = 3
 widths on one fold."""
 
 _ENTRIES: OrderedDict = OrderedDict()
+_PENDING: dict = {}  # key -> threading.Event of the computation in flight
+_LOCK = threading.Lock()  # guards _ENTRIES and _PENDING
 
 DIR_ENV = "OPTRANK_EMBEDDING_DIR"
 """Environment variable naming the folder of embeddings kept across processes."""
@@ -123,32 +126,65 @@ def fit_transform(features, X, cache: bool = True, spill: bool = True) -> Embedd
     stored: the map is fitted and the input embedded, and ``key`` is ``None``. With
     ``spill=False`` the folder of :func:`spill_dir` is neither read nor written (a map
     whose seed was drawn for this estimator alone would never be read back).
+
+    Safe in threads (``optrank reproduce --threads``): a thread that misses while
+    another computes the same key waits for that result instead of computing it again,
+    and a full cache drops its least recent entries before the new one is computed, so
+    the process never holds more than ``CAPACITY`` cached embeddings (before 2026-11-27
+    it briefly held one more, e.g. 24 GB of covtype folds on a 23 GB machine).
     """
     key = key_of(features, X) if cache else None
-    folder = spill_dir() if key is not None and spill else None
-    entry = _ENTRIES.pop(key, None) if key is not None else None
-    if entry is None and folder is not None:
-        entry = _read_spilled(folder, key)
-    reused = entry is not None
-    seconds = None if entry is None else entry["seconds"]
-    if entry is None:
+    if key is None:
         t0 = time.perf_counter()
         Z = features.fit_transform(X)
-        if key is not None and isinstance(Z, np.ndarray):
-            Z.setflags(write=False)  # shared by every fit that hits the entry
-        entry = {"features": features, "Z": Z, "transformed": None,
-                 "seconds": time.perf_counter() - t0}
-        seconds = entry["seconds"]
-        if folder is not None:
-            _spill(folder, key, entry)
-            # the write is one of this call's embedding steps: a caller that reports the
-            # fit's time without them (the runner's train_time_s) leaves it out too
-            seconds = time.perf_counter() - t0
-    if key is not None:
-        _ENTRIES[key] = entry
-        while len(_ENTRIES) > CAPACITY:
-            _ENTRIES.popitem(last=False)
+        return Embedding(features, Z, None, time.perf_counter() - t0, False)
+    while True:
+        with _LOCK:
+            entry = _ENTRIES.get(key)
+            if entry is not None:
+                _ENTRIES.move_to_end(key)
+                return Embedding(entry["features"], entry["Z"], key, entry["seconds"], True)
+            pending = _PENDING.get(key)
+            if pending is None:  # this thread computes it
+                pending = _PENDING[key] = threading.Event()
+                while len(_ENTRIES) >= CAPACITY:
+                    _ENTRIES.popitem(last=False)
+                break
+        pending.wait()  # another thread's result (or its failure: then try again)
+    try:
+        folder = spill_dir() if spill else None
+        entry = _read_spilled(folder, key) if folder is not None else None
+        reused = entry is not None
+        if entry is None:
+            t0 = time.perf_counter()
+            Z = features.fit_transform(X)
+            if isinstance(Z, np.ndarray):
+                Z.setflags(write=False)  # shared by every fit that hits the entry
+            entry = _entry(features, Z, time.perf_counter() - t0)
+            seconds = entry["seconds"]
+            if folder is not None:
+                _spill(folder, key, entry)
+                # the write is one of this call's embedding steps: a caller that reports
+                # the fit's time without them (the runner's train_time_s) leaves it out too
+                seconds = time.perf_counter() - t0
+        else:
+            seconds = entry["seconds"]
+        with _LOCK:
+            while len(_ENTRIES) >= CAPACITY:
+                _ENTRIES.popitem(last=False)
+            _ENTRIES[key] = entry
+    finally:
+        with _LOCK:
+            _PENDING.pop(key, None)
+        pending.set()
     return Embedding(entry["features"], entry["Z"], key, seconds, reused)
+
+
+def _entry(features, Z, seconds: float) -> dict:
+    """A cache entry: the map, its training embedding, the last input it embedded (with
+    the lock that makes one thread embed it while the others wait) and the time."""
+    return {"features": features, "Z": Z, "transformed": None, "lock": threading.Lock(),
+            "seconds": seconds}
 
 
 def spill_dir() -> Path | None:
@@ -227,8 +263,7 @@ def _read_spilled(folder: Path, key: tuple) -> dict | None:
         warnings.warn(f"the kept embedding {folder / name}.* could not be read ({exc!r}); "
                       "it is computed again", RuntimeWarning, stacklevel=caller_stacklevel())
         return None
-    return {"features": saved["features"], "Z": Z, "transformed": None,
-            "seconds": saved["seconds"]}
+    return _entry(saved["features"], Z, saved["seconds"])
 
 
 def transform(key, features, X):
@@ -237,13 +272,14 @@ def transform(key, features, X):
     if entry is None or entry["features"] is not features:
         return features.transform(X)
     digest = array_digest(X)
-    last = entry["transformed"]  # one read: another thread may replace it meanwhile
-    if last is not None and last[0] == digest:
-        return last[1]
-    Z = features.transform(X)
-    if isinstance(Z, np.ndarray):
-        Z.setflags(write=False)
-    entry["transformed"] = (digest, Z)
+    with entry["lock"]:  # one thread embeds a validation set, the others wait for it
+        last = entry["transformed"]
+        if last is not None and last[0] == digest:
+            return last[1]
+        Z = features.transform(X)
+        if isinstance(Z, np.ndarray):
+            Z.setflags(write=False)
+        entry["transformed"] = (digest, Z)
     return Z
 
 
@@ -279,17 +315,20 @@ def scoped():
     covtype search held ~13.6 GB at its third fold, three folds of float32 embeddings of
     ~310,000 x 1,600 training and ~155,000 validation rows). A hit inside the block is
     unaffected, so results do not change."""
-    before = set(_ENTRIES)
+    with _LOCK:
+        before = set(_ENTRIES)
     try:
         yield
     finally:
-        for key in [k for k in _ENTRIES if k not in before]:
-            _ENTRIES.pop(key, None)
+        with _LOCK:
+            for key in [k for k in _ENTRIES if k not in before]:
+                _ENTRIES.pop(key, None)
 
 
 def clear() -> None:
     """Drop every cached map and embedding (frees their memory)."""
-    _ENTRIES.clear()
+    with _LOCK:
+        _ENTRIES.clear()
 
 
 def size() -> int:
