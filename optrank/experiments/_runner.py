@@ -597,8 +597,8 @@ def run_protocols(
         process instead of one after another: they share its memory, so a cached
         embedding is held once, however many threads use it (a process per worker
         holds its own). Pays off for NumPy estimators whose work is BLAS products and
-        array operations, which release the GIL (PRSVM+, NBAM, FBAM: 1.7x with 2
-        threads on 2 cores, ``benchmarks/bench_runner_threads.py``). A cell's grid
+        array operations, which release the GIL (NBAM's grid points on covtype: 1.67x
+        with 2 threads on 2 cores, ``benchmarks/bench_runner_threads.py``). A cell's grid
         points never run beside another cell's. Not with ``scheduler``, ``client`` or
         ``map_fn``.
     not_run_reason
