@@ -114,8 +114,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="run the cells one after another in this process")
     where.add_argument("--threads", type=_positive_int, metavar="N",
                        help="run the cells (with --fan-grid, a cell's grid points) in N "
-                       "threads of this process, which share its memory: one copy of each "
-                       "cached embedding (NBAM on covtype: 18 GB, not 18 GB per worker)")
+                       "threads of this process, which share its memory: with --fan-grid, "
+                       "one copy of a cell's fold embeddings for all its grid points (NBAM "
+                       "on covtype: 18 GB, not 18 GB per worker); one BLAS thread each; "
+                       "Ctrl-C starts nothing more, and running fits finish before exit")
     rp.add_argument("--workers", type=_positive_int,
                     help="LocalCluster workers (default: one per core)")
     rp.add_argument("--no-cache", action="store_true",
@@ -603,7 +605,9 @@ def cmd_reproduce(args) -> int:
     scheduler = (None if args.sequential or args.threads or scheduler == "sequential"
                  else scheduler)
     if args.workers is not None and scheduler != "local":  # else silently unused
-        where = "sequential" if scheduler is None else f"on the running scheduler {scheduler}"
+        where = ("in threads of this process (--threads)" if args.threads
+                 else "sequential" if scheduler is None
+                 else f"on the running scheduler {scheduler}")
         raise ValueError(f"--workers sizes the LocalCluster this run starts; this run is "
                          f"{where} (--sequential, --scheduler or the config's scheduler): "
                          "leave --workers out, or use --local")
@@ -618,6 +622,10 @@ def cmd_reproduce(args) -> int:
         raise ValueError(f"--embedding-dir would change the training times that "
                          f"{', '.join(timed)} compare (the disk's pages are read during "
                          "the fits): run the timing tables without it")
+    if args.threads is not None and args.threads > 1 and timed:
+        raise ValueError(f"--threads would change the training times that "
+                         f"{', '.join(timed)} compare (fits side by side share the "
+                         "memory bandwidth): run the timing tables without it")
     if args.embedding_dir is not None and not args.embedding_dir.strip():
         raise ValueError("--embedding-dir needs a folder name, got an empty one")
     if args.embedding_dir is not None and scheduler not in (None, "local"):

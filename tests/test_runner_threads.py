@@ -149,3 +149,109 @@ def test_the_cli_runs_threads(tmp_path, monkeypatch, capsys):
         main(["reproduce", "999-THR", "--threads", "2", "--sequential", "--output",
               str(tmp_path)])
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fan_grid", [False, True])
+def test_threads_fit_each_map_as_often_as_in_turn_and_in_pool_threads(monkeypatch, fan_grid):
+    """The embeddings are shared, not recomputed: as many k-means maps fitted with 2
+    threads as one after another (without --fan-grid, whole cells run side by side, and
+    one cell leaving a fold used to drop the other's entry); and the fits ran in the
+    pool's threads (a run that ignored ``threads`` would pass the equality test)."""
+    fits = []
+    fit = NystromFeatures.fit_transform
+
+    def counting(self, X, y=None):
+        fits.append(threading.current_thread().name)
+        return fit(self, X)
+
+    monkeypatch.setattr(NystromFeatures, "fit_transform", counting)
+    p = _nbam()
+    run_protocols([p], cache=False, fan_grid=fan_grid)
+    in_turn = len(fits)
+    fits.clear()
+    embedding_cache.clear()
+    run_protocols([p], cache=False, fan_grid=fan_grid, threads=2)
+    assert len(fits) == in_turn > 0
+    assert all(name.startswith("optrank-cell") for name in fits)
+
+
+def test_scoped_drops_only_what_its_own_thread_added():
+    X = np.random.default_rng(3).standard_normal((80, 3))
+    inside, leave = threading.Event(), threading.Event()
+    keys = {}
+
+    def cell_b():
+        with embedding_cache.scoped():
+            keys["b"] = embedding_cache.fit_transform(NystromFeatures(6, random_state=0), X).key
+            inside.set()
+            leave.wait(5)
+        keys["b gone"] = embedding_cache.entry(keys["b"]) is None
+
+    b = threading.Thread(target=cell_b)
+    with embedding_cache.scoped():
+        keys["a"] = embedding_cache.fit_transform(NystromFeatures(5, random_state=0), X).key
+        b.start()
+        inside.wait(5)
+    assert embedding_cache.entry(keys["a"]) is None  # A's own entry: dropped
+    assert embedding_cache.entry(keys["b"]) is not None  # B's, still in B's block: kept
+    leave.set()
+    b.join()
+    assert keys["b gone"]
+
+
+def test_quiet_divergence_is_per_thread():
+    import warnings
+
+    from optrank.estimators._online import _QUIET_DIVERGENCE, quiet_divergence
+
+    seen = {}
+    entered, check = threading.Event(), threading.Event()
+
+    def quiet_thread():
+        with quiet_divergence():
+            entered.set()
+            check.wait(5)
+            seen["quiet"] = _QUIET_DIVERGENCE.get()
+
+    t = threading.Thread(target=quiet_thread)
+    filters = list(warnings.filters)
+    t.start()
+    entered.wait(5)
+    seen["other thread"] = _QUIET_DIVERGENCE.get()
+    check.set()
+    t.join()
+    assert seen == {"quiet": True, "other thread": False}
+    assert list(warnings.filters) == filters  # no process-wide filter left behind
+
+
+def test_a_diverging_online_fit_warns_outside_quiet_divergence_only():
+    import warnings
+
+    from optrank import OPAUC
+    from optrank.estimators._online import DIVERGED, quiet_divergence
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((60, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.warns(RuntimeWarning, match=DIVERGED):
+        OPAUC(random_state=0).fit(X * 1e20, y)  # overflows float32 (tests/test_audit_s20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with quiet_divergence():
+            model = OPAUC(random_state=0).fit(X * 1e20, y)
+    assert not np.isfinite(model.coef_).all()
+
+
+def test_threads_refuse_the_timing_tables(tmp_path, capsys):
+    from optrank.cli import main
+
+    code = main(["reproduce", "001-T3.3", "--quick", "--threads", "2", "--output",
+                 str(tmp_path)])
+    assert code != 0 and "--threads would change the training times" in \
+        capsys.readouterr().err
+
+
+def test_a_refit_leaves_no_embedding_behind():
+    p = _nbam()
+    run_protocols([p], cache=False)
+    assert embedding_cache.size() == 0

@@ -11,6 +11,7 @@ be resumed with bit-identical results.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import warnings
 
 import numpy as np
@@ -50,13 +51,24 @@ DIVERGED = "the learner's state is not finite after this stream"
 """Start of the warning of a stream whose updates overflowed (see :func:`quiet_divergence`)."""
 
 
+_QUIET_DIVERGENCE = contextvars.ContextVar("optrank_quiet_divergence", default=False)
+
+
 @contextlib.contextmanager
 def quiet_divergence():
     """Silence the :data:`DIVERGED` warning and numpy's overflow / invalid-value warnings
-    where diverging fits are expected and scored NaN (a grid search's large steps)."""
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", over="ignore"):
-        warnings.filterwarnings("ignore", message=DIVERGED)
-        yield
+    where diverging fits are expected and scored NaN (a grid search's large steps).
+
+    For the calling thread alone (a context variable, and numpy's ``errstate``, which is
+    one too): a process-wide ``warnings.catch_warnings`` entered and left by threads in
+    turn (``optrank reproduce --threads``) restored one thread's filters under another
+    and left the filter installed after both."""
+    token = _QUIET_DIVERGENCE.set(True)
+    try:
+        with np.errstate(invalid="ignore", over="ignore"):
+            yield
+    finally:
+        _QUIET_DIVERGENCE.reset(token)
 
 
 def _padded_rows(X: sp.csr_matrix, dtype, bucket: bool = False):
@@ -292,10 +304,13 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
                    if jnp.issubdtype(leaf.dtype, jnp.floating)):
             # a warning, not an error: a grid search (PrefixTuned, the runner's CV) fits
             # diverging points on purpose and scores them NaN, so they are never chosen
-            warnings.warn(
-                f"{DIVERGED} ({self.dtype}, {self._spec()[1]}): its updates overflowed and "
-                "its scores are NaN or inf; scale the features, change the step parameters "
-                "or use dtype='float64'", RuntimeWarning, stacklevel=caller_stacklevel())
+            # (and silences it there: quiet_divergence)
+            if not _QUIET_DIVERGENCE.get():
+                warnings.warn(
+                    f"{DIVERGED} ({self.dtype}, {self._spec()[1]}): its updates overflowed "
+                    "and its scores are NaN or inf; scale the features, change the step "
+                    "parameters or use dtype='float64'", RuntimeWarning,
+                    stacklevel=caller_stacklevel())
         weights = next((getattr(self.state_, f) for f in ("mu", "w") if f in self.state_._fields),
                        None)
         if weights is not None and len(self._signs_seen) == 2 and not np.asarray(weights).any():

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -457,6 +458,7 @@ class _Task:
 
 
 _SCORED_CELL: list = [None]  # the cell whose grid points this process scored last
+_SCORED_LOCK = threading.Lock()
 
 
 def _drop_embeddings_of_other_cells(cell) -> None:
@@ -466,14 +468,21 @@ def _drop_embeddings_of_other_cells(cell) -> None:
     cell's first fold, or a refit's embedding, do not fit a 23 GB machine."""
     from optrank.features import _cache as embedding_cache
 
-    if _SCORED_CELL[0] is not None and _SCORED_CELL[0] != cell:
-        embedding_cache.clear()
-    _SCORED_CELL[0] = cell
+    with _SCORED_LOCK:  # the first two tasks of a new cell in threads: one clears
+        if _SCORED_CELL[0] is not None and _SCORED_CELL[0] != cell:
+            embedding_cache.clear()
+        _SCORED_CELL[0] = cell
 
 
 def _evaluate_task(task: _Task) -> dict:
+    """One cell's measures; the embeddings its refit added are dropped after it (no later
+    task uses them: 7.4 GB for a covtype NBAM refit, three of which beside a fourth's
+    computation overflowed a 23 GB machine)."""
+    from optrank.features import _cache as embedding_cache
+
     _drop_embeddings_of_other_cells(None)
-    return evaluate_cell(task.protocol, task.cell, task.params)
+    with embedding_cache.scoped():
+        return evaluate_cell(task.protocol, task.cell, task.params)
 
 
 def _score_task(task: _Task) -> float | str:
@@ -725,7 +734,8 @@ def _execute(keys, tasks, progress, map_fn, scheduler, workers, client, fan_grid
         print(_plan(tasks), file=sys.stderr, flush=True)
     bar = _bar(len(tasks) + (n_points if fan_grid else 0), progress)
     # the inner CV's bars of one task at a time (not of several threads' tasks at once)
-    in_process = map_fn is None and client is None and scheduler is None and not threads
+    in_process = (map_fn is None and client is None and scheduler is None
+                  and not (threads is not None and threads > 1))
     try:
         with _executor(map_fn, scheduler, workers, client, deadline, threads) as run_many, \
                 _inner_progress(progress and in_process):
@@ -775,10 +785,17 @@ def _in_threads(fn, items, threads: int, deadline=None, groups=None):
     grid points), so two groups' working sets are never in memory together."""
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
+    from threadpoolctl import threadpool_limits
+
     groups = [None] * len(items) if groups is None else list(groups)
     running: dict = {}
     nxt = 0
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="optrank-cell") as pool:
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="optrank-cell")
+    # one BLAS thread per thread, for the whole pool: the threads are the parallelism,
+    # and a fit's own process-wide threadpool_limits, entered and left by threads in
+    # turn, would otherwise restore another thread's setting under it
+    limits = threadpool_limits(limits=1, user_api="blas")
+    try:
         while nxt < len(items) or running:
             if deadline is not None and time.monotonic() >= deadline:
                 nxt = len(items)  # start nothing more; those running finish
@@ -793,6 +810,13 @@ def _in_threads(fn, items, threads: int, deadline=None, groups=None):
                 index = running.pop(future)
                 exc = future.exception()
                 yield index, (exc if exc is not None else future.result())
+    except BaseException:  # Ctrl-C, or the caller stopped: start nothing more
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        limits.restore_original_limits()
 
 
 def _in_turn(fn, items, deadline=None):

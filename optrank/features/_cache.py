@@ -50,6 +50,7 @@ widths on one fold."""
 _ENTRIES: OrderedDict = OrderedDict()
 _PENDING: dict = {}  # key -> threading.Event of the computation in flight
 _LOCK = threading.Lock()  # guards _ENTRIES and _PENDING
+_SCOPES = threading.local()  # .stack: the key sets of this thread's open scoped() blocks
 
 DIR_ENV = "OPTRANK_EMBEDDING_DIR"
 """Environment variable naming the folder of embeddings kept across processes."""
@@ -131,7 +132,9 @@ def fit_transform(features, X, cache: bool = True, spill: bool = True) -> Embedd
     another computes the same key waits for that result instead of computing it again,
     and a full cache drops its least recent entries before the new one is computed, so
     the process never holds more than ``CAPACITY`` cached embeddings (before 2026-11-27
-    it briefly held one more, e.g. 24 GB of covtype folds on a 23 GB machine).
+    it briefly held one more, e.g. 24 GB of covtype folds on a 23 GB machine; with
+    several threads computing different keys at once, each in-flight computation takes
+    one of the ``CAPACITY`` places).
     """
     key = key_of(features, X) if cache else None
     if key is None:
@@ -147,7 +150,8 @@ def fit_transform(features, X, cache: bool = True, spill: bool = True) -> Embedd
             pending = _PENDING.get(key)
             if pending is None:  # this thread computes it
                 pending = _PENDING[key] = threading.Event()
-                while len(_ENTRIES) >= CAPACITY:
+                # room for it and for the other computations in flight
+                while _ENTRIES and len(_ENTRIES) + len(_PENDING) > CAPACITY:
                     _ENTRIES.popitem(last=False)
                 break
         pending.wait()  # another thread's result (or its failure: then try again)
@@ -173,6 +177,8 @@ def fit_transform(features, X, cache: bool = True, spill: bool = True) -> Embedd
             while len(_ENTRIES) >= CAPACITY:
                 _ENTRIES.popitem(last=False)
             _ENTRIES[key] = entry
+        for added in getattr(_SCOPES, "stack", ()):  # this thread's open scoped() blocks
+            added.add(key)
     finally:
         with _LOCK:
             _PENDING.pop(key, None)
@@ -307,7 +313,9 @@ def entry(key) -> dict | None:
 
 @contextmanager
 def scoped():
-    """Drop, on exit, the entries added inside the block (those there before stay).
+    """Drop, on exit, the entries this thread added inside the block (those there before,
+    and those other threads added meanwhile, stay: ``optrank reproduce --threads`` runs
+    cells side by side, and one cell leaving a fold must not drop another's).
 
     For a search that is done with an input when the block ends: the runner's inner CV
     (folds outer, the whole grid inner) wraps each fold in it, so the process holds one
@@ -315,13 +323,15 @@ def scoped():
     covtype search held ~13.6 GB at its third fold, three folds of float32 embeddings of
     ~310,000 x 1,600 training and ~155,000 validation rows). A hit inside the block is
     unaffected, so results do not change."""
-    with _LOCK:
-        before = set(_ENTRIES)
+    added: set = set()
+    stack = _SCOPES.__dict__.setdefault("stack", [])
+    stack.append(added)
     try:
         yield
     finally:
+        del stack[next(i for i, s in enumerate(stack) if s is added)]  # by identity
         with _LOCK:
-            for key in [k for k in _ENTRIES if k not in before]:
+            for key in added:
                 _ENTRIES.pop(key, None)
 
 
