@@ -946,12 +946,13 @@ def run_protocol(
     cached_only: bool = False,
     time_limit: float | None = None,
     shard: tuple[int, int] | None = None,
+    threads: int | None = None,
 ) -> RunResult:
     """Execute every cell of one protocol; see :func:`run_protocols` for the parameters."""
     (protocol,) = _checked([protocol])
     return run_protocols(
         [protocol], output_dir, progress, map_fn, scheduler, workers, cache, client, fan_grid,
-        cached_only=cached_only, time_limit=time_limit, shard=shard,
+        cached_only=cached_only, time_limit=time_limit, shard=shard, threads=threads,
     )[protocol.name]
 
 
