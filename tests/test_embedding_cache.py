@@ -287,7 +287,7 @@ def test_a_kept_embedding_is_read_back_bit_for_bit_in_a_cleared_process(tmp_path
     X_val, _ = _ring(1, n=50)
     first = embedding_cache.fit_transform(NystromFeatures(12, random_state=0), X)
     names = _files(folder)
-    assert len(names) == 2 and {n.rsplit(".", 1)[1] for n in names} == {"npy", "pkl"}
+    assert len(names) == 2 and {n.rsplit(".", 1)[1] for n in names} == {"npy", "npz"}
     assert not first.reused
     embedding_cache.clear()  # as a new process: nothing in memory
     again = embedding_cache.fit_transform(NystromFeatures(12, random_state=0), X)
@@ -309,7 +309,7 @@ def test_a_half_written_or_damaged_entry_is_computed_again(tmp_path, monkeypatch
     monkeypatch.setenv(embedding_cache.DIR_ENV, str(folder))
     X, _ = _ring()
     Z = embedding_cache.fit_transform(FourierFeatures(8, random_state=3), X).Z
-    pkl = next(folder.glob("*.pkl"))
+    pkl = next(folder.glob("*.map.npz"))
     pkl.unlink()  # an array without its map: not a whole entry
     embedding_cache.clear()
     emb = embedding_cache.fit_transform(FourierFeatures(8, random_state=3), X)
@@ -386,21 +386,19 @@ def test_a_code_or_library_change_is_not_read_back(tmp_path, monkeypatch):
     embedding_cache.clear()
     monkeypatch.setattr(result_cache, "code_fingerprint", lambda: "edited sources")
     assert not embedding_cache.fit_transform(NystromFeatures(10, random_state=0), X).reused
-    assert len(list(tmp_path.glob("*.pkl"))) == 2
+    assert len(list(tmp_path.glob("*.map.npz"))) == 2
 
 
 def test_a_failed_or_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
-    import pickle
-
     monkeypatch.setenv(embedding_cache.DIR_ENV, str(tmp_path))
     X, _ = _ring()
 
     def unpicklable(*args, **kwargs):
-        raise pickle.PicklingError("cannot pickle this map")
+        raise ValueError("cannot save this map")
 
     with monkeypatch.context() as m:  # the array is written, then its map fails
-        m.setattr(embedding_cache.pickle, "dump", unpicklable)
-        with pytest.warns(RuntimeWarning, match="could not be kept.*cannot pickle"):
+        m.setattr(embedding_cache, "save_npz", unpicklable)
+        with pytest.warns(RuntimeWarning, match="could not be kept.*cannot save"):
             emb = embedding_cache.fit_transform(NystromFeatures(10, random_state=0), X)
     assert _files(tmp_path) == [] and emb.Z.shape == (240, 10)
     embedding_cache.clear()

@@ -15,20 +15,20 @@ and a cache hit changes no result, bit for bit. Cached embeddings are read-only 
 (they are shared by every fit that hits the entry).
 
 With a folder named in ``OPTRANK_EMBEDDING_DIR`` (``optrank reproduce --embedding-dir``),
-a dense embedding computed on a miss is also written there, with its pickled map, and a
+a dense embedding computed on a miss is also written there (``.npy``), with its map's
+fitted arrays (``.map.npz``, the models' own format: no pickle), and a
 later process that misses in memory reads it back (memory-mapped, read-only) instead of
 fitting the map again: a restarted search over covtype's folds skips their k-means
 (about 8 minutes a fold). The files are named by a hash of the key, of optrank's source
 files and of the numpy, scipy and scikit-learn versions, so other code never reads an
 entry back; optrank never removes them (about 4 GB a fold for 310,000 x 1600 float64
-rows), and, as pickles, they must come from a folder you trust.
+rows).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import tempfile
 import threading
 import time
@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from optrank._digest import array_digest, exact_value
+from optrank._persist import load_npz, save_npz
 from optrank._validation import caller_stacklevel
 
 CAPACITY = 3
@@ -157,7 +158,7 @@ def fit_transform(features, X, cache: bool = True, spill: bool = True) -> Embedd
         pending.wait()  # another thread's result (or its failure: then try again)
     try:
         folder = spill_dir() if spill else None
-        entry = _read_spilled(folder, key) if folder is not None else None
+        entry = _read_spilled(folder, key, features) if folder is not None else None
         reused = entry is not None
         if entry is None:
             t0 = time.perf_counter()
@@ -216,10 +217,10 @@ def _spill_name(key: tuple) -> str:
 def _spill(folder: Path, key: tuple, entry: dict) -> None:
     """Write a dense embedding and its map to ``folder``: both to temporary files of
     their own (``mkstemp``: no two writers share one), then the array renamed into
-    place and the pickle last (the file whose presence marks a whole entry), so that a
+    place and the map last (the file whose presence marks a whole entry), so that a
     reader never sees part of one. A failure to write (a full disk, a folder that is
-    not writable, a map that cannot be pickled) warns and the fit goes on; an interrupt
-    goes on up. Either way no temporary file stays, nor an array without its pickle."""
+    not writable) warns and the fit goes on; an interrupt goes on up. Either way no
+    temporary file stays, nor an array without its map."""
     Z = entry["Z"]
     if type(Z) is not np.ndarray:  # sparse or other kinds: not kept
         return
@@ -227,19 +228,19 @@ def _spill(folder: Path, key: tuple, entry: dict) -> None:
     temps, placed = [], None
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for suffix in ("npy", "pkl"):
-            fd, path = tempfile.mkstemp(dir=folder, prefix=f"{name}.{suffix}.", suffix=".tmp")
+        for suffix in ("npy", "map"):
+            fd, path = tempfile.mkstemp(dir=folder, prefix=f"{name}.{suffix}.",
+                                        suffix=".tmp.npz")
             os.close(fd)
             temps.append(Path(path))
         with open(temps[0], "wb") as fh:
             np.save(fh, Z, allow_pickle=False)
-        meta = {"key": key, "features": entry["features"], "seconds": entry["seconds"],
-                "shape": Z.shape, "dtype": Z.dtype.str}
-        with open(temps[1], "wb") as fh:
-            pickle.dump(meta, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        meta = {"key": list(key), "seconds": entry["seconds"], "shape": list(Z.shape),
+                "dtype": Z.dtype.str}
+        save_npz(temps[1], entry["features"].fitted_arrays(), meta)
         placed = folder / f"{name}.npy"
         os.replace(temps[0], placed)
-        os.replace(temps[1], folder / f"{name}.pkl")
+        os.replace(temps[1], folder / f"{name}.map.npz")
         temps, placed = [], None
     except Exception as exc:
         warnings.warn(f"the embedding could not be kept in {folder} ({DIR_ENV}): {exc!r}",
@@ -250,26 +251,28 @@ def _spill(folder: Path, key: tuple, entry: dict) -> None:
                 path.unlink(missing_ok=True)
 
 
-def _read_spilled(folder: Path, key: tuple) -> dict | None:
+def _read_spilled(folder: Path, key: tuple, features) -> dict | None:
     """The entry of ``key`` written by :func:`_spill`, its embedding memory-mapped
-    read-only; ``None`` when ``folder`` holds no whole entry of it."""
+    read-only and its fitted arrays restored into ``features`` (the unfitted map of the
+    same class and parameters: the key says so); ``None`` when ``folder`` holds no
+    whole entry of it."""
     name = _spill_name(key)
     try:
-        with open(folder / f"{name}.pkl", "rb") as fh:
-            saved = pickle.load(fh)
-        if not isinstance(saved, dict) or saved.get("key") != key:  # collision or rename
+        arrays, saved = load_npz(folder / f"{name}.map.npz")
+        if tuple(saved.get("key", ())) != key:  # a collision or a rename
             return None
         Z = np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-        if Z.shape != saved["shape"] or Z.dtype.str != saved["dtype"]:
+        if list(Z.shape) != saved["shape"] or Z.dtype.str != saved["dtype"]:
             raise ValueError(f"the array is {Z.dtype.str} {Z.shape}, its map was kept with "
-                             f"{saved['dtype']} {saved['shape']}")
+                             f"{saved['dtype']} {tuple(saved['shape'])}")
+        features.set_fitted_arrays(arrays)
     except (FileNotFoundError, NotADirectoryError):  # not kept yet (or no folder)
         return None
     except Exception as exc:  # a damaged or foreign file: computed afresh (and rewritten)
         warnings.warn(f"the kept embedding {folder / name}.* could not be read ({exc!r}); "
                       "it is computed again", RuntimeWarning, stacklevel=caller_stacklevel())
         return None
-    return _entry(saved["features"], Z, saved["seconds"])
+    return _entry(features, Z, saved["seconds"])
 
 
 def transform(key, features, X):
