@@ -255,3 +255,27 @@ def test_a_refit_leaves_no_embedding_behind():
     p = _nbam()
     run_protocols([p], cache=False)
     assert embedding_cache.size() == 0
+
+
+def test_threads_loading_one_dataset_read_its_file_once(monkeypatch):
+    import optrank.data
+
+    real, calls = optrank.data.load, []
+
+    def slow_load(*args, **kwargs):
+        calls.append(args)
+        time.sleep(0.2)  # long enough for every thread to miss the cache meanwhile
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(optrank.data, "load", slow_load)
+    _runner._load_file.cache_clear()
+    entry, out = DatasetEntry("heart"), []
+    workers = [threading.Thread(target=lambda: out.append(_runner._load(entry, None, None, 0)))
+               for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    _runner._load_file.cache_clear()
+    assert len(calls) == 1 and len(out) == 4
+    assert all(X is out[0][0] for X, _ in out)

@@ -96,6 +96,9 @@ def cells(protocol: Protocol) -> list[Cell]:
     ]
 
 
+_LOAD_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=4)
 def _load_file(name: str, split: str | None, binarize: str | None, missing: str, data_dir: str):
     """A worker's cache of loaded datasets, keyed by what determines the load (not by the
@@ -111,7 +114,10 @@ def _load(entry: DatasetEntry, split: str | None, max_instances: int | None, see
     (kept in file order), taken from the cached load."""
     from optrank.data._paths import data_home
 
-    X, y = _load_file(entry.name, split, entry.binarize, entry.missing, str(data_home()))
+    # One load at a time: threads of `--threads` that miss the same key at once would
+    # otherwise each read the file (lru_cache does not hold concurrent callers back).
+    with _LOAD_LOCK:
+        X, y = _load_file(entry.name, split, entry.binarize, entry.missing, str(data_home()))
     if max_instances is not None and X.shape[0] > max_instances:
         keep = np.sort(np.random.default_rng(seed).permutation(X.shape[0])[:max_instances])
         X, y = X[keep], y[keep]
