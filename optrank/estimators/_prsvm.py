@@ -284,20 +284,25 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         self.threshold_ = accuracy_threshold(_scores(Z, self.coef_), y_pm, sw)
         return self
 
-    def _warn_dominated_reference(self, Z, y_pm, sw, res) -> bool:
+    def _warn_dominated_reference(self, Z, y_pm, sw, res, floor: float | None = None,
+                                  who: str | None = None) -> bool:
         """Warn (and return True) when a fit reported converged after at most one Newton
         step only because one row dominates ``||g(0)||``: without that row the same
         ``tol`` would not hold (docs/prsvm.md, "Truncated Newton"). Checked on such fits
-        only (three passes)."""
+        only (three passes). ``Z``: the features, or their
+        :class:`~optrank.models._prsvm_oracle.RowPasses`; ``floor``: the oracle's
+        gradient floor where known; ``who`` names the fit in the warning."""
         from optrank.models._prsvm_oracle import PRSVMOracle, grad_at_zero_without_one_row
 
         if not res.converged or res.n_iter > 1:
             return False
         g0, rest = grad_at_zero_without_one_row(Z, y_pm, self.C, sw)
-        level = max(self.tol * rest, PRSVMOracle(Z, y_pm, self.C, sw).grad_floor())
+        if floor is None:
+            floor = PRSVMOracle(Z, y_pm, self.C, sw).grad_floor()
+        level = max(self.tol * rest, floor)
         if rest > _DOMINANT_ROW * g0 or res.history["grad_norm"][-1] <= level:
             return False
-        warnings.warn(f"{type(self).__name__}: converged_ after {res.n_iter} Newton step(s) "
+        warnings.warn(f"{who or type(self).__name__}: converged_ after {res.n_iter} Newton step(s) "
                       f"because one row makes up most of the gradient norm at w = 0 that tol "
                       f"is relative to ({g0:.3g}; {rest:.3g} without it), so coef_ may be far "
                       "from the optimum (an outlier in an unscaled feature, e.g. one 0 in a "
@@ -306,7 +311,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
                       stacklevel=caller_stacklevel())
         return True
 
-    def _warn_far_from_optimum(self, Z, y_pm, sw, res, oracle) -> None:
+    def _warn_far_from_optimum(self, Z, y_pm, sw, res, oracle, who: str | None = None) -> None:
         """Warn when a fit reported converged only because features of large scale or
         offset rule the stopping rule's ``||g(0)||``: the Newton model at ``coef_``,
         along a gradient step scaled per feature, still promises to lower the objective
@@ -338,7 +343,7 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         with threadpool_limits(limits=_BLAS_THREADS, user_api="blas"):
             if last is None:
                 last = oracle.value_grad(w)
-            D = diagonal_scale(oracle.X, oracle._active_at(w), oracle.C)
+            D = diagonal_scale(oracle.row_passes(), oracle._active_at(w), oracle.C)
             f, dec = scaled_model_decrease(oracle, w, last, D)
             if not dec > _FAR_FROM_OPTIMUM * f:
                 return
@@ -346,8 +351,8 @@ class PRSVMPlus(RankerMixin, BaseEstimator):
         ratio = float(np.sqrt((g * g / D).sum() / (g0 * g0 / D).sum()))
         if not ratio > self.tol:
             return
-        warnings.warn(f"{type(self).__name__}: converged_ after {res.n_iter} Newton step(s) "
-                      f"by the rule ||g|| <= tol ||g(0)|| (tol={self.tol}), but with each "
+        warnings.warn(f"{who or type(self).__name__}: converged_ after {res.n_iter} Newton "
+                      f"step(s) by the rule ||g|| <= tol ||g(0)|| (tol={self.tol}), but with each "
                       f"feature scaled by its curvature the gradient is still {ratio:.2g} "
                       f"of g(0), and the Newton model would lower the objective {f:.6g} by "
                       f"about {dec:.3g} ({dec / f:.0%}): coef_ is far from the optimum "

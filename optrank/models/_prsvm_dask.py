@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from optrank._validation import binary_labels, require_two_classes
-from optrank.models._prsvm_oracle import PRSVMOracle
+from optrank.models._prsvm_oracle import PRSVMOracle, RowPasses
 from optrank.solvers._newton import truncated_newton
 
 
@@ -33,6 +33,24 @@ def _block_scores(block: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def _block_xt(block: np.ndarray, z: np.ndarray) -> np.ndarray:
     return np.asarray(z @ block, dtype=np.float64).ravel()
+
+
+def _block_xt_cols(block: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    return np.asarray(Z.T @ block, dtype=np.float64)
+
+
+def _block_mul_cols(block: np.ndarray, M: np.ndarray) -> np.ndarray:
+    return np.asarray(block @ M, dtype=np.float64)
+
+
+def _block_sq_norms(block: np.ndarray) -> np.ndarray:
+    block = np.asarray(block, dtype=np.float64)
+    return np.einsum("ij,ij->i", block, block)
+
+
+def _block_moments(block: np.ndarray, c: np.ndarray) -> np.ndarray:
+    block = np.asarray(block, dtype=np.float64)
+    return np.stack([c @ block, c @ (block * block)])
 
 
 def as_row_chunked(X, chunks: int | Sequence[int] | None = None):
@@ -138,6 +156,10 @@ class DaskPRSVMOracle(PRSVMOracle):
 
         return dask.compute(*parts, **self.compute_kwargs)
 
+    def row_passes(self) -> DaskRowPasses:
+        """The convergence checks' passes over ``X``, blockwise (:class:`DaskRowPasses`)."""
+        return DaskRowPasses(self)
+
     def _frobenius(self) -> float:
         import dask.array as da
 
@@ -159,6 +181,57 @@ class DaskPRSVMOracle(PRSVMOracle):
         pieces = np.split(np.asarray(z, dtype=np.float64), self._bounds)
         parts = [dask.delayed(_block_xt)(b, p) for b, p in zip(self._blocks, pieces, strict=True)]
         return np.sum(np.stack(self._gather(parts)), axis=0)
+
+
+class DaskRowPasses(RowPasses):
+    """:class:`~optrank.models._prsvm_oracle.RowPasses` blockwise over a
+    :class:`DaskPRSVMOracle`'s row blocks: each pass sends a block its slice of the
+    per-row inputs and gathers ``d``-sized (or row-sized) results on the driver, in
+    block order, as the oracle's own products do.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> oracle = DaskPRSVMOracle(X, np.array([1, -1, -1]), chunks=(2, 1),
+    ...                          compute_kwargs={"scheduler": "synchronous"})
+    >>> oracle.row_passes().column_moments(np.array([1.0, 0.0, 2.0]))[0].tolist()
+    [11.0, 14.0]
+    """
+
+    def __init__(self, oracle: DaskPRSVMOracle):
+        self.oracle = oracle
+        self.X = oracle.X
+        self.shape = oracle.X.shape
+
+    def _each_block(self, fn, *per_row):
+        import dask
+
+        o = self.oracle
+        pieces = [np.split(np.asarray(v, dtype=np.float64), o._bounds) for v in per_row]
+        parts = [dask.delayed(fn)(b, *(p[k] for p in pieces)) for k, b in enumerate(o._blocks)]
+        return o._gather(parts)
+
+    def _each_block_with(self, fn, shared):
+        import dask
+
+        o = self.oracle
+        return o._gather([dask.delayed(fn)(b, shared) for b in o._blocks])
+
+    def xt_cols(self, Z: np.ndarray) -> np.ndarray:
+        return np.sum(np.stack(self._each_block(_block_xt_cols, Z)), axis=0).T
+
+    def mul_cols(self, M: np.ndarray) -> np.ndarray:
+        return np.concatenate(self._each_block_with(_block_mul_cols, np.asarray(M, np.float64)))
+
+    def row_sq_norms(self) -> np.ndarray:
+        return np.concatenate(self._each_block(_block_sq_norms))
+
+    def row(self, i: int) -> np.ndarray:
+        return np.asarray(self.X[i].compute(**self.oracle.compute_kwargs), dtype=np.float64)
+
+    def column_moments(self, c: np.ndarray, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+        s1, s2 = np.sum(np.stack(self._each_block(_block_moments, c)), axis=0)
+        return s1, s2
 
 
 def prsvm_dask_fit(
@@ -237,6 +310,13 @@ def prsvm_dask_fit(
         warnings.warn(f"prsvm_dask_fit: Newton stopped after max_iter={max_iter} steps without "
                       f"reaching tol={tol} (converged_ is False); raise max_iter or "
                       "max_cg_iter", ConvergenceWarning, stacklevel=2)
+    # the in-memory fit's two checks of a converged fit's stopping rule (PRSVMPlus.fit;
+    # docs/prsvm.md), on the blocks: a row ruling ||g(0)||, features of very different
+    # scales or large offsets ruling it (a few more passes, on converged fits only)
+    rows = oracle.row_passes()
+    if not model._warn_dominated_reference(rows, y_pm, sw, res, floor=oracle.grad_floor(),
+                                           who="prsvm_dask_fit"):
+        model._warn_far_from_optimum(rows, y_pm, sw, res, oracle, who="prsvm_dask_fit")
     model.classes_, model.n_features_in_ = classes, Xd.shape[1]
     kept_weight = None if sw is None else sw[keep]
     model.threshold_ = accuracy_threshold(oracle.scores(res.x)[keep], y_pm[keep], kept_weight)

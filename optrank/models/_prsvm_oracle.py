@@ -41,6 +41,64 @@ class ActiveSet(NamedTuple):
     count: np.ndarray
 
 
+class RowPasses:
+    """The few passes over ``X`` that the convergence checks make (:func:`diagonal_scale`,
+    :func:`grad_at_zero`, :func:`grad_at_zero_without_one_row`), on an in-memory dense or
+    CSR ``X``. :class:`optrank.models._prsvm_dask.DaskRowPasses` makes the same passes
+    blockwise over a dask array, so the out-of-core fit runs the same checks. Every
+    function that takes ``X`` also takes such an object.
+
+    Examples
+    --------
+    >>> rows = RowPasses(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> rows.row_sq_norms().tolist(), rows.column_moments(np.array([1.0, 0.5]))[1].tolist()
+    ([5.0, 25.0], [5.5, 12.0])
+    """
+
+    def __init__(self, X):
+        self.X = X
+        self.shape = X.shape
+
+    def xt_cols(self, Z: np.ndarray) -> np.ndarray:
+        """``X^T Z`` for a few columns ``Z``, dense ``(d, k)``."""
+        return np.asarray(self.X.T @ Z, dtype=np.float64)
+
+    def mul_cols(self, M: np.ndarray) -> np.ndarray:
+        """``X M`` for a few columns ``M``, dense ``(n, k)``."""
+        return np.asarray(self.X @ M, dtype=np.float64)
+
+    def row_sq_norms(self) -> np.ndarray:
+        """``||x_i||^2`` per row."""
+        X = self.X
+        if sp.issparse(X):
+            return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        return np.einsum("ij,ij->i", X, X)
+
+    def row(self, i: int) -> np.ndarray:
+        """Row ``i`` as a dense float64 vector."""
+        X = self.X
+        return X[i].toarray().ravel() if sp.issparse(X) else np.asarray(X[i], dtype=np.float64)
+
+    def column_moments(self, c: np.ndarray, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+        """``(X^T c, (X * X)^T c)``: per column, the ``c``-weighted sum and sum of squares
+        (dense ``X`` in row blocks of ``block``: ``block x d`` temporaries)."""
+        X = self.X
+        if sp.issparse(X):
+            return (np.asarray(X.T @ c, dtype=np.float64).ravel(),
+                    np.asarray(X.multiply(X).T @ c, dtype=np.float64).ravel())
+        s1, s2 = np.zeros(X.shape[1]), np.zeros(X.shape[1])
+        for i in range(0, X.shape[0], block):
+            xb, cb = np.asarray(X[i:i + block], dtype=np.float64), c[i:i + block]
+            s1 += cb @ xb
+            s2 += cb @ (xb * xb)
+        return s1, s2
+
+
+def row_passes(X) -> RowPasses:
+    """``X`` as :class:`RowPasses` (kept as it is when it already is one)."""
+    return X if isinstance(X, RowPasses) else RowPasses(X)
+
+
 def sort_scores(u: np.ndarray, is_pos: np.ndarray, hint: np.ndarray | None = None) -> np.ndarray:
     """Order of ``u`` ascending with ties broken negatives-first.
 
@@ -160,10 +218,10 @@ def grad_at_zero_without_one_row(X, y, C: float, weight=None) -> tuple[float, fl
     """
     is_pos, s, (total_p, total_n), (m_p, m_n), g0 = _at_zero(X, y, C, weight)
     a = C * np.where(is_pos, -2.0 * s * total_n, 2.0 * s * total_p)  # C g_o at w = 0
-    i = _dominant_row(X, is_pos, a, g0, m_p, m_n)
+    i = _dominant_row(row_passes(X), is_pos, s, a, g0, m_p, m_n)
     if i is None:
         return float(np.linalg.norm(g0)), float(np.linalg.norm(g0))
-    row = X[i].toarray().ravel() if sp.issparse(X) else np.asarray(X[i], dtype=np.float64)
+    row = row_passes(X).row(i)
     rest = g0 - a[i] * (row - (m_n if is_pos[i] else m_p))
     return float(np.linalg.norm(g0)), float(np.linalg.norm(rest))
 
@@ -199,7 +257,7 @@ def scaled_model_decrease(oracle, w: np.ndarray, last=None,
     """
     f, g = oracle.value_grad(w) if last is None else last
     if scale is None:
-        scale = diagonal_scale(oracle.X, oracle._active_at(w), oracle.C)
+        scale = diagonal_scale(oracle.row_passes(), oracle._active_at(w), oracle.C)
     p = g / scale
     gp, pHp = float(g @ p), float(p @ oracle.hessian(w)(p))
     return float(f), (gp * gp / (2.0 * pHp) if pHp > 0 else 0.0)
@@ -226,15 +284,7 @@ def diagonal_scale(X, act: ActiveSet, C: float, block: int = 4096) -> np.ndarray
     c = np.empty(act.order.size)
     c[act.order] = act.count if act.weight is None else act.weight * act.count
     total = c.sum()
-    if sp.issparse(X):
-        s1 = np.asarray(X.T @ c, dtype=np.float64).ravel()
-        s2 = np.asarray(X.multiply(X).T @ c, dtype=np.float64).ravel()
-    else:
-        s1, s2 = np.zeros(X.shape[1]), np.zeros(X.shape[1])
-        for i in range(0, X.shape[0], block):
-            xb, cb = np.asarray(X[i:i + block], dtype=np.float64), c[i:i + block]
-            s1 += cb @ xb
-            s2 += cb @ (xb * xb)
+    s1, s2 = row_passes(X).column_moments(c, block)
     spread = s2 - s1 * s1 / total if total > 0 else s2
     return 1.0 + 2.0 * C * np.maximum(spread, 0.0)
 
@@ -257,36 +307,27 @@ def _at_zero(X, y, C: float, weight=None):
     is_pos = np.asarray(y) > 0
     s = np.ones(is_pos.size) if weight is None else np.asarray(weight, dtype=np.float64)
     total_p, total_n = s[is_pos].sum(), s[~is_pos].sum()
-    sums = _xt_cols(X, np.column_stack([s * is_pos, s * ~is_pos]))
+    sums = row_passes(X).xt_cols(np.column_stack([s * is_pos, s * ~is_pos]))
     m_p, m_n = sums[:, 0] / total_p, sums[:, 1] / total_n
     g0 = 2.0 * C * total_p * total_n * (m_n - m_p)
     return is_pos, s, (total_p, total_n), (m_p, m_n), g0
 
 
-def _dominant_row(X, is_pos, a, g0, m_p, m_n) -> int | None:
+def _dominant_row(rows: RowPasses, is_pos, s, a, g0, m_p, m_n) -> int | None:
     """The row ``i`` minimising ``||g0 - a_i (x_i - m)||`` (``m``: the other class's
-    mean), by the expanded square; ``None`` when no class has two rows."""
-    prod = np.asarray(X @ np.column_stack([m_p, m_n, g0]), dtype=np.float64)
+    mean), by the expanded square; ``None`` when no class has two rows of positive
+    weight ``s``."""
+    prod = rows.mul_cols(np.column_stack([m_p, m_n, g0]))
     xm = np.where(is_pos, prod[:, 1], prod[:, 0])
     mm = np.where(is_pos, m_n @ m_n, m_p @ m_p)
     mg = np.where(is_pos, m_n @ g0, m_p @ g0)
     with np.errstate(over="ignore", invalid="ignore"):
-        dev = np.maximum(_row_sq_norms(X) - 2.0 * xm + mm, 0.0)
+        dev = np.maximum(rows.row_sq_norms() - 2.0 * xm + mm, 0.0)
         left = g0 @ g0 - 2.0 * a * (prod[:, 2] - mg) + a * a * dev
-    class_size = np.where(is_pos, is_pos.sum(), (~is_pos).sum())
+    weighted = s > 0  # rows of weight 0 (kept by the out-of-core fit) count nowhere
+    class_size = np.where(is_pos, (is_pos & weighted).sum(), (~is_pos & weighted).sum())
     left[(class_size < 2) | np.isnan(left)] = np.inf
     return int(np.argmin(left)) if np.isfinite(left).any() else None
-
-
-def _xt_cols(X, Z: np.ndarray) -> np.ndarray:
-    """``X^T Z`` for a few columns ``Z`` (dense or CSR ``X``), as a dense array."""
-    return np.asarray(X.T @ Z, dtype=np.float64)
-
-
-def _row_sq_norms(X) -> np.ndarray:
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
-    return np.einsum("ij,ij->i", X, X)
 
 
 _OUTLIER_SHIFT = 1e3
@@ -464,6 +505,10 @@ class PRSVMOracle(GramSwitch):
         self.gram_after = gram_after
         self._hint = None
         self._cache = (None, None)
+
+    def row_passes(self) -> RowPasses:
+        """The passes over ``X`` of the convergence checks (:class:`RowPasses`)."""
+        return RowPasses(self.X)
 
     def grad_floor(self) -> float:
         """Rounding level of the gradient (:func:`~optrank.solvers._newton.gradient_floor`)."""
