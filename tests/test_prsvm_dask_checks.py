@@ -122,3 +122,31 @@ def test_out_of_core_fit_on_standardised_data_does_not_warn():
     Z = StandardScaler().fit_transform(X)
     model, warned = _caught(lambda: prsvm_dask_fit(Z, y, C=1.0, chunks=50, compute_kwargs=SYNC))
     assert model.converged_ and warned == []
+
+
+@pytest.mark.parametrize("data", [_timestamp, _timestamp_toy])
+def test_weighted_out_of_core_fit_warns_as_the_in_memory_fit(data):
+    """Rows of weight 0 stay in the blocks (the in-memory fit drops them)."""
+    X, y = data()
+    s = np.random.default_rng(3).uniform(0.5, 2.0, y.size)
+    s[np.random.default_rng(4).random(y.size) < 0.3] = 0.0
+    s[0] = 1.0  # keep the stored-as-0 timestamp
+    ref, ref_warned = _caught(lambda: PRSVMPlus(C=1.0).fit(X, y, sample_weight=s))
+    got, warned = _caught(lambda: prsvm_dask_fit(X, y, C=1.0, sample_weight=s, chunks=64,
+                                                 compute_kwargs=SYNC))
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-6)
+    assert len(ref_warned) == 1
+    assert warned == [ref_warned[0].replace("PRSVMPlus:", "prsvm_dask_fit:")]
+
+
+@pytest.mark.parametrize("max_iter", [1, 100])
+def test_the_checks_add_no_pass_for_the_gradient_floor(monkeypatch, max_iter):
+    calls = []
+    real = DaskPRSVMOracle._frobenius
+    monkeypatch.setattr(DaskPRSVMOracle, "_frobenius",
+                        lambda self: calls.append(1) or real(self))
+    X, y = _timestamp_toy(300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        prsvm_dask_fit(X, y, C=1.0, max_iter=max_iter, chunks=100, compute_kwargs=SYNC)
+    assert len(calls) == 1

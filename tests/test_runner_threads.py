@@ -279,3 +279,28 @@ def test_threads_loading_one_dataset_read_its_file_once(monkeypatch):
     _runner._load_file.cache_clear()
     assert len(calls) == 1 and len(out) == 4
     assert all(X is out[0][0] for X, _ in out)
+
+
+def test_a_load_does_not_hold_back_another_datasets(monkeypatch):
+    import optrank.data
+
+    real, started, release = optrank.data.load, threading.Event(), threading.Event()
+
+    def held_load(name, *args, **kwargs):
+        if name == "sonar":
+            started.set()
+            assert release.wait(10)  # held until the other dataset has loaded
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(optrank.data, "load", held_load)
+    _runner._load_file.cache_clear()
+    slow = threading.Thread(target=_runner._load, args=(DatasetEntry("sonar"), None, None, 0))
+    slow.start()
+    assert started.wait(10)
+    try:
+        X, _ = _runner._load(DatasetEntry("heart"), None, None, 0)  # waits 10 s if blocked
+        assert X.shape[0] == 270 and slow.is_alive()
+    finally:
+        release.set()
+        slow.join()
+        _runner._load_file.cache_clear()

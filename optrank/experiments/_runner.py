@@ -96,7 +96,8 @@ def cells(protocol: Protocol) -> list[Cell]:
     ]
 
 
-_LOAD_LOCK = threading.Lock()
+_LOAD_LOCKS: dict[tuple, threading.Lock] = {}  # one per load key (a few per run)
+_LOAD_LOCKS_GUARD = threading.Lock()
 
 
 @lru_cache(maxsize=4)
@@ -114,10 +115,14 @@ def _load(entry: DatasetEntry, split: str | None, max_instances: int | None, see
     (kept in file order), taken from the cached load."""
     from optrank.data._paths import data_home
 
-    # One load at a time: threads of `--threads` that miss the same key at once would
-    # otherwise each read the file (lru_cache does not hold concurrent callers back).
-    with _LOAD_LOCK:
-        X, y = _load_file(entry.name, split, entry.binarize, entry.missing, str(data_home()))
+    # One load per key at a time: threads of `--threads` that miss the same key at once
+    # would otherwise each read the file (lru_cache does not hold concurrent callers
+    # back); other keys, and hits, do not wait on it.
+    key = (entry.name, split, entry.binarize, entry.missing, str(data_home()))
+    with _LOAD_LOCKS_GUARD:
+        lock = _LOAD_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        X, y = _load_file(*key)
     if max_instances is not None and X.shape[0] > max_instances:
         keep = np.sort(np.random.default_rng(seed).permutation(X.shape[0])[:max_instances])
         X, y = X[keep], y[keep]

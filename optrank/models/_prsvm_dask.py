@@ -294,6 +294,7 @@ def prsvm_dask_fit(
         raise ValueError("the rows of positive sample_weight hold a single class: "
                          "ranking needs a positive and a negative one")
     oracle = DaskPRSVMOracle(Xd, y_pm, C, sw, persist=False, compute_kwargs=kwargs)
+    floor = oracle.grad_floor()  # a pass over X (||X||_F): once, for Newton and the checks
     res = truncated_newton(
         oracle.value_grad,
         oracle.hessian,
@@ -302,7 +303,7 @@ def prsvm_dask_fit(
         tol=tol,
         max_iter=max_iter,
         max_cg_iter=max_cg_iter,
-        grad_floor=oracle.grad_floor(),
+        grad_floor=floor,
     )
     model.coef_, model.n_iter_, model.history_ = res.x, res.n_iter, res.history
     model.converged_ = res.converged
@@ -314,7 +315,7 @@ def prsvm_dask_fit(
     # docs/prsvm.md), on the blocks: a row ruling ||g(0)||, features of very different
     # scales or large offsets ruling it (a few more passes, on converged fits only)
     rows = oracle.row_passes()
-    if not model._warn_dominated_reference(rows, y_pm, sw, res, floor=oracle.grad_floor(),
+    if not model._warn_dominated_reference(rows, y_pm, sw, res, floor=floor,
                                            who="prsvm_dask_fit"):
         model._warn_far_from_optimum(rows, y_pm, sw, res, oracle, who="prsvm_dask_fit")
     model.classes_, model.n_features_in_ = classes, Xd.shape[1]

@@ -12,10 +12,11 @@ objective a third off and pair duals outside ``[0, C]``. A rejected one, and
 ``user_limit``, become ``iteration_limit`` or ``time_limit`` by which limit stopped the
 solver (its own words where it gives them, else its iteration count and time against
 the limits), else ``numerical_error``. Every answer records its relative KKT residual in
-``stats["kkt_residual"]``; an ``optimal`` one above ``INACCURATE_TOL`` stays optimal (the
-solver met the tolerance it was given: OSQP's and SCS's defaults, 1e-3 and 1e-4, are
-loose), with a warning and a message that say so. cvxpy's ``unbounded`` from Clarabel, SCS, OSQP
-(any solver but HiGHS, which tells the two apart) is a certificate of dual
+``stats["kkt_residual"]``; an ``optimal`` one above ``INACCURATE_TOL`` (or not a number)
+stays optimal (the solver met the tolerance it was given, e.g. a loose ``tolerance`` for
+a first-order solver), with a warning and a message that say so. cvxpy's ``unbounded``
+from Clarabel, SCS, OSQP (any solver but HiGHS, which tells the two apart) is a
+certificate of dual
 infeasibility, which proves only "infeasible or unbounded" (Clarabel said ``unbounded``
 for a program with no feasible point): it is ``infeasible_or_unbounded`` unless a
 feasible point is known (the point nearest 0 within the column bounds satisfies every
@@ -210,7 +211,7 @@ class CvxpyBackend:
         worst = _inaccurate_residual(program, solution)
         stats["kkt_residual"] = worst
         if problem.status != "optimal_inaccurate":
-            if worst > INACCURATE_TOL:  # kept: the solver met the tolerance it was given
+            if not worst <= INACCURATE_TOL:  # kept: the solver met the tolerance it was given
                 solution.message = (f"optimal by {method}'s own tolerance, but with a relative "
                                     f"KKT residual of {worst:.1e} (above {INACCURATE_TOL:g}): "
                                     "pass a smaller tolerance for a closer optimum")
