@@ -5,24 +5,23 @@ variable ``z``, and per row block at most three constraint objects (``A_lo @ z >
 ``A_up @ z <= up``, ``A_eq @ z == b`` over that block's finite bounds), never a loop
 over rows. Column bounds are two constraints on index sets of ``z``.
 
-Statuses: cvxpy's ``optimal_inaccurate`` is accepted only when the KKT residuals of
-the Program at the answer are within ``INACCURATE_TOL`` (relative, see
-``_inaccurate_residual``): SCS stopped at ``max_iters`` says it too, with an
-objective a third off and pair duals outside ``[0, C]``. A rejected one, and
-``user_limit``, become ``iteration_limit`` or ``time_limit`` by which limit stopped the
-solver (its own words where it gives them, else its iteration count and time against
-the limits), else ``numerical_error``. Every answer records its relative KKT residual in
+Statuses: cvxpy's ``optimal_inaccurate`` is accepted only when the KKT residuals of the
+Program at the answer are within ``INACCURATE_TOL`` (relative, see
+``_inaccurate_residual``): SCS stopped at ``max_iters`` says it too, with an objective a
+third off and pair duals outside ``[0, C]``. A rejected one, and ``user_limit``, become
+``iteration_limit`` or ``time_limit`` by which limit stopped the solver (its own words
+where it gives them, else its iteration count and time against the limits), else
+``numerical_error``. Every answer records its relative KKT residual in
 ``stats["kkt_residual"]``; an ``optimal`` one above ``INACCURATE_TOL`` (or not a number)
 stays optimal (the solver met the tolerance it was given, e.g. a loose ``tolerance`` for
 a first-order solver), with a warning and a message that say so. cvxpy's ``unbounded``
 from Clarabel, SCS, OSQP (any solver but HiGHS, which tells the two apart) is a
-certificate of dual
-infeasibility, which proves only "infeasible or unbounded" (Clarabel said ``unbounded``
-for a program with no feasible point): it is ``infeasible_or_unbounded`` unless a
-feasible point is known (the point nearest 0 within the column bounds satisfies every
-row) or the program is a dual form (whose primal the certificate proves infeasible, as
-the dual form reports it). A row without coefficients whose bounds exclude 0 is
-``infeasible`` before any solve, as in the pyomo backend.
+certificate of dual infeasibility, which proves only "infeasible or unbounded" (Clarabel
+said ``unbounded`` for a program with no feasible point): it is
+``infeasible_or_unbounded`` unless a feasible point is known (the point nearest 0 within
+the column bounds satisfies every row) or the program is a dual form (whose primal the
+certificate proves infeasible, as the dual form reports it). A row without coefficients
+whose bounds exclude 0 is ``infeasible`` before any solve, as in the pyomo backend.
 
 Dual signs (checked numerically, see ``tests/test_solvers_known_answers.py``): cvxpy's
 multiplier of ``A@z >= lo`` is ``>= 0`` and equals optrank's ``y``; of ``A@z <= up`` it
