@@ -52,7 +52,7 @@ def test_a_diverging_point_is_never_chosen_and_fits_are_seeded():
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     assert a.score(X, y) > 0.8
     c = clone(a)
-    assert c.get_params()["estimator__learning_rate"] == 0.01 and not hasattr(c, "estimator_")
+    assert c.get_params()["estimator__learning_rate"] == "auto" and not hasattr(c, "estimator_")
 
 
 @pytest.mark.parametrize("kw, match", [

@@ -15,7 +15,7 @@ from sklearn.utils import get_tags
 
 from optrank._validation import is_count, is_positive, rng_from
 from optrank.estimators._base import RankerMixin, validate_predict_data, validate_ranking_data
-from optrank.estimators._online import quiet_divergence
+from optrank.estimators._online import _is_auto, quiet_divergence
 
 
 def _stratified_order(y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -97,12 +97,14 @@ class PrefixTuned(RankerMixin, BaseEstimator):
     in the same order. This is how the B2RMK paper tunes every online learner of its
     Table 3 (``fraction = 1/8``: half of one of the four training folds). Ties go to
     the grid point nearest the estimator's own values (in log2 of each, so the values
-    must be numbers > 0); a point whose scores are not finite (a diverged learner)
-    scores NaN and is never chosen unless every point is. A point tuned on a short
-    prefix can still diverge on the whole stream (a step size safe for 20 rows); the
-    final fit then falls back to the next best point whose training scores are finite
-    (``diverged_`` lists the points passed over). Labels (in ``fit`` and ``score``) are
-    read with the wrapped estimator's ``pos_label`` when it has one.
+    must be numbers > 0, or ``"auto"`` where the estimator takes it: then its value on
+    the tuning prefix, e.g. OPAUC's ``learning_rate_``); a point whose scores are not
+    finite (a diverged learner) scores NaN and is never chosen unless every point is. A
+    point tuned on a short prefix can still diverge on the whole stream (a step size
+    safe for 20 rows); the final fit then falls back to the next best point whose
+    training scores are finite (``diverged_`` lists the points passed over). Labels (in
+    ``fit`` and ``score``) are read with the wrapped estimator's ``pos_label`` when it
+    has one.
 
     Parameters
     ----------
@@ -164,7 +166,8 @@ class PrefixTuned(RankerMixin, BaseEstimator):
             if not _positive_values(values):
                 raise ValueError(f"param_grid[{name!r}] must be a non-empty list of finite "
                                  f"numbers > 0, got {grid[name]!r}")
-            if not is_positive(own[name]):
+            auto = _is_auto(own[name]) and name in getattr(self.estimator, "_auto", ())
+            if not (is_positive(own[name]) or auto):
                 raise ValueError(f"{name} of the estimator ({own[name]!r}) must be a number "
                                  "> 0: ties go to the grid point nearest it")
         keys = sorted(grid)
@@ -197,6 +200,12 @@ class PrefixTuned(RankerMixin, BaseEstimator):
             order = _stratified_order(y, rng_from(self.random_state))
             X, y = X[order], y[order]
         n0 = _initial_size(y, fraction)
+        if any(_is_auto(v) for v in default.values()):
+            # an "auto" setting's tie reference: its value on the tuning prefix
+            probe = clone(self.estimator)
+            probe._resolve_auto(X[:n0])
+            default = {k: getattr(probe, f"{k}_") if _is_auto(v) else v
+                       for k, v in default.items()}
         best, self.tune_scores_ = _select_on_batch(
             self.estimator, points, default, X[:n0], y[:n0], {}, n_splits=int(self.n_splits))
         # a point tuned on a short prefix may diverge on the whole stream (a step size
