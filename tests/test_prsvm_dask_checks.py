@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from prsvm_cases import timestamp as _timestamp
+from prsvm_cases import timestamp_toy as _timestamp_toy
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
@@ -78,24 +80,6 @@ def _caught(fit):
         warnings.simplefilter("always")
         model = fit()
     return model, [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
-
-
-def _timestamp(n=200, seed=0):
-    rng = np.random.default_rng(seed)
-    t = 1.6e9 + rng.uniform(0, 1e6, n)
-    t[0] = 0.0
-    x = rng.standard_normal(n)
-    y = np.where(x + 0.5e-6 * (t - 1.6e9) + 0.3 * rng.standard_normal(n) > 0, 1, -1)
-    return np.c_[t, x], y
-
-
-def _timestamp_toy(n=500):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(n, 4))
-    y = np.where(X @ [1.0, -0.5, 0.3, 0.2] + 0.5 * rng.normal(size=n) > 0, 1, -1)
-    X = np.c_[X, 1.7e9 + rng.random(n)]
-    X[0, 4] = 0.0
-    return X, y
 
 
 @pytest.mark.parametrize(("data", "words"), [

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
+from prsvm_cases import timestamp as _timestamp
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
@@ -54,16 +55,6 @@ def _toy(seed, n=30, d=4):
     s = rng.uniform(0.5, 2.0, n)
     w = 0.3 * rng.normal(size=d)
     return X, y, s, w
-
-
-def _timestamp(n=200, seed=0):
-    """An informative feature beside a Unix time near 1.6e9 with one value stored as 0."""
-    rng = np.random.default_rng(seed)
-    t = 1.6e9 + rng.uniform(0, 1e6, n)
-    t[0] = 0.0
-    x = rng.standard_normal(n)
-    y = np.where(x + 0.5e-6 * (t - 1.6e9) + 0.3 * rng.standard_normal(n) > 0, 1, -1)
-    return np.c_[t, x], y
 
 
 def _far_warnings(model, X, y):

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from prsvm_cases import timestamp_toy as _timestamp_toy
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
@@ -28,16 +29,6 @@ def _weighted_toy():
     y = np.where(X[:, 0] + r.normal(size=40) > 0, 1, -1)
     sw = r.integers(1, 4, 40).astype(float)
     return X, y, sw, np.repeat(np.arange(40), sw.astype(int))
-
-
-def _timestamp_toy(n=500):
-    """Four informative features and a Unix time near 1.7e9 with one value stored as 0."""
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(n, 4))
-    y = np.where(X @ [1.0, -0.5, 0.3, 0.2] + 0.5 * rng.normal(size=n) > 0, 1, -1)
-    X = np.c_[X, 1.7e9 + rng.random(n)]
-    X[0, 4] = 0.0
-    return X, y
 
 
 # -- 1. threshold_ takes the sample weights ----------------------------------------------
