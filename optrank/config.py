@@ -283,9 +283,10 @@ def _model_section(values: dict, source: str) -> ModelConfig:
     defaults = cls().get_params()
     _reject_unknown(values, set(defaults), f"{source} [model] ({name})")
     hints = _init_hints(cls)
+    auto = set(getattr(cls, "_auto", ()))
     for key, value in values.items():
         _check_param_type(key, value, hints.get(key), defaults[key],
-                          f"{source} [model] {key}", name)
+                          f"{source} [model] {key}", name, auto=key in auto)
     return ModelConfig(name, MappingProxyType(values))
 
 
@@ -323,10 +324,12 @@ def _param_family(hint, default):
     return _PARAM_FAMILIES.get(type(default))
 
 
-def _check_param_type(key: str, value, hint, default, where: str, estimator: str) -> None:
+def _check_param_type(key: str, value, hint, default, where: str, estimator: str,
+                      auto: bool = False) -> None:
     """A [model] value of a type the parameter never takes is an error here, before any
-    data is loaded, rather than a TypeError deep inside the fit."""
-    family = _param_family(hint, default)
+    data is loaded, rather than a TypeError deep inside the fit. ``auto``: a number that
+    also takes ``"auto"`` (OPAUC's ``learning_rate``), whatever its default."""
+    family = (_NUMBER[0], 'a number or "auto"') if auto else _param_family(hint, default)
     if family is not None and isinstance(value, family[0]):
         raise ValueError(f"{where}: must be {family[1]} ({estimator}'s default: {default!r}), "
                          f"got {value!r}")

@@ -4,6 +4,7 @@ first sees, kept in ``learning_rate_`` (docs/online.md, "Default step sizes").""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import shared_data_available
 
 import optrank
 from optrank import OPAUC
@@ -35,23 +36,71 @@ def test_auto_is_the_step_over_the_mean_squared_row_norm():
     assert explicit.learning_rate_ == dense.learning_rate_
 
 
-def test_partial_fit_takes_the_step_of_its_first_batch():
-    X, y = _rows()
+def test_partial_fit_refines_the_step_until_enough_rows_then_keeps_it():
+    X, y = _rows()  # 120 rows
     model = OPAUC(random_state=0).partial_fit(X[:40], y[:40])
     first = model.learning_rate_
     assert first == pytest.approx(auto_learning_rate(X[:40]), rel=1e-12)
-    model.partial_fit(X[40:], y[40:])
-    assert model.learning_rate_ == first  # kept for the stream
+    model.partial_fit(X[40:], y[40:])  # 40 < AUTO_MIN_ROWS rows seen: refined over all
+    second = model.learning_rate_
+    assert second == pytest.approx(auto_learning_rate(X), rel=1e-12)
+    model.partial_fit(X[:10], y[:10])  # 120 >= AUTO_MIN_ROWS seen: kept
+    assert model.learning_rate_ == second
+    # the stream of those explicit steps
     one = OPAUC(learning_rate=first, random_state=0).partial_fit(X[:40], y[:40])
-    one.partial_fit(X[40:], y[40:])
+    one.set_params(learning_rate=second).partial_fit(X[40:], y[40:])
+    one.partial_fit(X[:10], y[:10])
     np.testing.assert_array_equal(model.decision_function(X), one.decision_function(X))
-    # set back to "auto" after an explicit step: from the next batch
+    # "auto" again after an explicit step: from the rows after it
     model.set_params(learning_rate=0.5).partial_fit(X[:10], y[:10])
     assert model.learning_rate_ == 0.5
     model.set_params(learning_rate="auto").partial_fit(X[10:30], y[10:30])
-    assert model.learning_rate_ == 0.5  # a value is set: the stream keeps it
+    assert model.learning_rate_ == pytest.approx(auto_learning_rate(X[10:30]), rel=1e-12)
     model.fit(X[10:30], y[10:30])  # a new stream takes its own
     assert model.learning_rate_ == pytest.approx(auto_learning_rate(X[10:30]), rel=1e-12)
+
+
+def test_a_stream_that_starts_with_one_tiny_row_still_learns():
+    """learn_one of a row of norm 1e-3 alone would give a step of 3e4 (NaN scores after
+    200 standard rows); the next batch refines it."""
+    X, y = _rows(2, n=200)
+    model = OPAUC(random_state=0)
+    model.learn_one(np.array([1e-3, 0, 0, 0, 0, 0]), 1)
+    assert model.learning_rate_ == pytest.approx(3e4)
+    model.partial_fit(X, y)
+    rows = np.vstack([[1e-3, 0, 0, 0, 0, 0], X])
+    assert model.learning_rate_ == pytest.approx(auto_learning_rate(rows), rel=1e-12)
+    assert np.isfinite(model.decision_function(X)).all() and model.score(X, y) > 0.85
+
+
+def test_the_step_is_summed_in_float64_for_every_input():
+    ints = sp.csr_matrix(np.array([[100000, 0], [0, 100000]], dtype=np.int32))
+    assert auto_learning_rate(ints) == pytest.approx(3e-12, rel=1e-12)  # int32 overflowed
+    X, y = _rows()
+    X32 = sp.csr_matrix(X.astype(np.float32))
+    fitted = OPAUC(random_state=0).fit(X32, y)
+    streamed = OPAUC(random_state=0).partial_fit(X32, y)
+    assert fitted.learning_rate_ == streamed.learning_rate_
+    with pytest.raises(ValueError, match="overflow float64"):
+        auto_learning_rate(np.array([[1e200, 0.0]]))
+
+
+def test_bad_steps_are_refused_before_any_work():
+    X, y = _rows()
+    for bad in (None, "fast", -1.0):
+        for fit in ("fit", "partial_fit"):
+            with pytest.raises(ValueError, match="learning_rate must be a finite number > 0"):
+                getattr(OPAUC(learning_rate=bad), fit)(X, y)
+
+
+def test_a_config_file_takes_a_number_or_auto():
+    from optrank.config import config_from_dict
+
+    for value in (0.05, "auto"):
+        cfg = config_from_dict({"model": {"estimator": "OPAUC", "learning_rate": value}})
+        assert cfg.model.params["learning_rate"] == value
+    with pytest.raises(ValueError, match='a number or "auto"'):
+        config_from_dict({"model": {"estimator": "OPAUC", "learning_rate": [0.1]}})
 
 
 def test_fit_grid_resolves_auto_from_the_same_rows():
@@ -70,6 +119,7 @@ def test_a_step_other_than_a_number_or_auto_is_refused():
         OPAUC(learning_rate="fast").fit(X, y)
 
 
+@pytest.mark.skipif(not shared_data_available(), reason="needs shared/data (a9a)")
 def test_the_auto_step_ranks_a_wide_set_the_fixed_step_did_not():
     """a9a (123 standardised features, mean ||x||^2 = 120): the former default 0.01 ranks
     at about chance after one pass (0.61 here), the auto step 0.00025 at 0.91."""
@@ -93,6 +143,19 @@ def test_prefix_tuned_breaks_ties_towards_the_auto_step():
     far = optrank.PrefixTuned(OPAUC(learning_rate=ref * 6), grid, fraction=0.5,
                               random_state=0).fit(X, y)
     assert far.best_params_ == {"learning_rate": ref * 8.0}
+
+
+def test_prefix_tuned_takes_auto_inside_a_pipeline():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 10)
+    y = np.array([1, -1, 1, -1] * 10)
+    pipe = make_pipeline(StandardScaler(), OPAUC(random_state=0))
+    model = optrank.PrefixTuned(pipe, {"opauc__learning_rate": [1e-3, 1e-1]}, fraction=0.5,
+                                random_state=0).fit(X, y)
+    assert model.best_params_["opauc__learning_rate"] in (1e-3, 1e-1)
+    assert model.score(X, y) == 1.0
 
 
 def test_save_and_load_keep_the_auto_step(tmp_path):

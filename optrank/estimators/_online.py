@@ -138,6 +138,10 @@ def _columns(rows: list[dict]) -> dict[str, list]:
     return {k: [r[k] for r in rows] for k in rows[0]}
 
 
+AUTO_MIN_ROWS = 100
+"""``partial_fit`` refines an ``"auto"`` step with each batch until this many rows have
+been seen (then keeps it): a first batch of one row (``learn_one``) is no estimate of
+``mean ||x||^2``."""
 AUTO_STEP = 0.03
 """OPAUC's ``learning_rate="auto"`` is ``AUTO_STEP / mean ||x||^2`` (docs/online.md,
 "Default step sizes": test AUC at least that of the former fixed step 0.01 on 13 of 15
@@ -148,22 +152,36 @@ def _is_auto(value) -> bool:
     return isinstance(value, str) and value == "auto"
 
 
-def auto_learning_rate(X) -> float:
-    """``AUTO_STEP / mean ||x||^2`` over the rows of ``X`` (dense or CSR); ``AUTO_STEP``
-    itself when every row is 0.
+def squared_row_norm_sum(X) -> float:
+    """``sum_i ||x_i||^2`` of the rows of ``X`` (dense, CSR or a JAX array), in float64
+    whatever ``X``'s dtype (float32 or integer rows would overflow)."""
+    import jax
+
+    if isinstance(X, jax.Array):  # on its device: no copy of X to the host
+        import jax.numpy as jnp
+
+        return float(jnp.sum(jnp.square(X.astype(jnp.result_type(float)))))
+    values = X.data if sp.issparse(X) else np.asarray(X).ravel()
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore"):  # inf: auto_learning_rate says what to do
+        return float(values @ values)
+
+
+def auto_learning_rate(X=None, *, total: float | None = None, rows: int | None = None) -> float:
+    """``AUTO_STEP / mean ||x||^2`` over the rows of ``X`` (or of ``total / rows``, their
+    squared norms' sum and count); ``AUTO_STEP`` itself when every row is 0.
 
     Examples
     --------
     >>> auto_learning_rate(np.array([[3.0, 4.0], [0.0, 5.0]]))  # mean ||x||^2 = 25
     0.0012
     """
-    if sp.issparse(X):
-        total = float(X.multiply(X).sum())
-    else:
-        X = np.asarray(X)
-        total = float(np.einsum("ij,ij->", X, X, dtype=np.float64))
-    mean = total / max(X.shape[0], 1)
-    return AUTO_STEP / mean if mean > 0 and np.isfinite(mean) else AUTO_STEP
+    if X is not None:
+        total, rows = squared_row_norm_sum(X), X.shape[0]
+    mean = total / max(rows, 1)
+    if not np.isfinite(mean):
+        raise ValueError("the rows' squared norms overflow float64: scale the features")
+    return AUTO_STEP / mean if mean > 0 else AUTO_STEP
 
 
 class _OnlineRanker(RankerMixin, BaseEstimator):
@@ -210,10 +228,11 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         return int(seed)
 
     _positive: tuple[str, ...] = ()
-    # parameters that also take "auto": resolved from the first rows a stream sees
-    # (:meth:`_resolve_auto`), their value kept as the same name with a trailing "_"
-    _auto: tuple[str, ...] = ()
     """Parameters that must be finite numbers > 0."""
+    _auto: tuple[str, ...] = ()
+    """Parameters of :attr:`_positive` that also take ``"auto"``: resolved from the rows a
+    stream sees (:meth:`_resolve_auto`), the value kept under the name with a trailing
+    ``_``."""
     _counts: tuple[str, ...] = ()
     """Parameters that must be integers >= 1 (None allowed where the default is None)."""
 
@@ -486,7 +505,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, reset=first)
         _check_binary(y)
         self._merge_classes(y, classes if first else None)
-        # "auto" parameters from the first batch, kept for the rest of the stream
+        self._check_params()  # before _resolve_auto reads them
+        # "auto" parameters from the rows seen so far (AUTO_MIN_ROWS, then kept)
         self._resolve_auto(X, refresh=first)
         if first:
             self._start(X.shape[1])
@@ -615,6 +635,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
             # the values of "auto" parameters, which the saved rows no longer give
             "auto": {f"{f}_": float(getattr(self, f"{f}_")) for f in self._auto
                      if hasattr(self, f"{f}_")},
+            "auto_rows": (None if getattr(self, "_auto_rows_", None) is None
+                          else [float(self._auto_rows_[0]), int(self._auto_rows_[1])]),
             **feature_names_meta(self),
         }
         return save_npz(path, state_to_arrays(self.state_), meta)
@@ -633,6 +655,8 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         restore_feature_names(est, meta)
         for name, value in meta.get("auto", {}).items():
             setattr(est, name, value)
+        if meta.get("auto_rows") is not None:
+            est._auto_rows_ = (float(meta["auto_rows"][0]), int(meta["auto_rows"][1]))
         est._start(est.n_features_in_)
         with loop_context(est.dtype):
             arrays = _with_padded_factor(arrays, est.state_)
@@ -891,12 +915,12 @@ class OPAUC(_OnlineRanker):
     ----------
     learning_rate : float or "auto"
         Step size ``lr`` of ``w <- w - lr g``. ``"auto"`` (default): ``0.03 / mean
-        ||x||^2`` over the rows of ``fit`` (or of the first ``partial_fit`` batch), kept
-        in ``learning_rate_``: the gradient grows with ``||x||^2``, and on 15 standardised
-        sets this step ranked better than the former fixed default 0.01 on 13 (which
-        diverged on w8a and ranked at chance on a9a; docs/online.md, "Default step
-        sizes"). Tune it for the last few thousandths, e.g. with
-        :class:`optrank.PrefixTuned`.
+        ||x||^2`` over the rows of ``fit`` (``partial_fit``: over the rows seen so far,
+        refined with each batch until 100 rows, then kept), in ``learning_rate_``: the
+        gradient grows with ``||x||^2``, and on 15 standardised sets this step ranked
+        better than the former fixed default 0.01 on 13 (which diverged on w8a and
+        ranked at chance on a9a; docs/online.md, "Default step sizes"). Tune it for the
+        last few thousandths, e.g. with :class:`optrank.PrefixTuned`.
     lam : float
         L2 regularisation ``lam / 2 ||w||^2`` (the papers' ``1e-4`` by default).
     rank : int or None
@@ -945,10 +969,21 @@ class OPAUC(_OnlineRanker):
         return opauc, {"learning_rate": lr, "lam": self.lam}, dict(rank=rank, dtype=self.dtype)
 
     def _resolve_auto(self, X, refresh: bool = True) -> None:
+        """``learning_rate_``: the number given, or for ``"auto"`` the step of the rows of
+        this stream (``fit``: all its rows; ``partial_fit``: the rows seen so far, until
+        :data:`AUTO_MIN_ROWS`, then kept)."""
         if not _is_auto(self.learning_rate):
             self.learning_rate_ = float(self.learning_rate)
-        elif refresh or not hasattr(self, "learning_rate_"):
-            self.learning_rate_ = auto_learning_rate(X)
+            self._auto_rows_ = None
+            return
+        seen = None if refresh else getattr(self, "_auto_rows_", None)
+        if seen is not None and seen[1] >= AUTO_MIN_ROWS:
+            return
+        total, rows = squared_row_norm_sum(X), X.shape[0]
+        if seen is not None:
+            total, rows = total + seen[0], rows + seen[1]
+        self._auto_rows_ = (total, rows)
+        self.learning_rate_ = auto_learning_rate(total=total, rows=rows)
 
 
 class AdaOAM(_OnlineRanker):

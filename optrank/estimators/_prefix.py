@@ -166,8 +166,7 @@ class PrefixTuned(RankerMixin, BaseEstimator):
             if not _positive_values(values):
                 raise ValueError(f"param_grid[{name!r}] must be a non-empty list of finite "
                                  f"numbers > 0, got {grid[name]!r}")
-            auto = _is_auto(own[name]) and name in getattr(self.estimator, "_auto", ())
-            if not (is_positive(own[name]) or auto):
+            if not (is_positive(own[name]) or _takes_auto(self.estimator, name, own[name])):
                 raise ValueError(f"{name} of the estimator ({own[name]!r}) must be a number "
                                  "> 0: ties go to the grid point nearest it")
         keys = sorted(grid)
@@ -201,10 +200,11 @@ class PrefixTuned(RankerMixin, BaseEstimator):
             X, y = X[order], y[order]
         n0 = _initial_size(y, fraction)
         if any(_is_auto(v) for v in default.values()):
-            # an "auto" setting's tie reference: its value on the tuning prefix
-            probe = clone(self.estimator)
-            probe._resolve_auto(X[:n0])
-            default = {k: getattr(probe, f"{k}_") if _is_auto(v) else v
+            # an "auto" setting's tie reference: its value on the tuning prefix (a fit
+            # there, so that a pipeline's steps transform the rows first)
+            with quiet_divergence():
+                probe = clone(self.estimator).fit(X[:n0], y[:n0])
+            default = {k: _fitted_value(probe, k) if _is_auto(v) else v
                        for k, v in default.items()}
         best, self.tune_scores_ = _select_on_batch(
             self.estimator, points, default, X[:n0], y[:n0], {}, n_splits=int(self.n_splits))
@@ -231,6 +231,27 @@ class PrefixTuned(RankerMixin, BaseEstimator):
         """Scores of the inner estimator fitted with the chosen point."""
         X = validate_predict_data(self, X)
         return self.estimator_.decision_function(X)
+
+
+def _owner(estimator, name: str):
+    """The estimator (``estimator`` or a nested one, ``step__param``) and the bare name
+    of the parameter ``name``."""
+    if "__" not in name:
+        return estimator, name
+    path, leaf = name.rsplit("__", 1)
+    return estimator.get_params(deep=True)[path], leaf
+
+
+def _takes_auto(estimator, name: str, value) -> bool:
+    """``value`` is ``"auto"`` and the estimator owning ``name`` resolves it."""
+    owner, leaf = _owner(estimator, name)
+    return _is_auto(value) and leaf in getattr(owner, "_auto", ())
+
+
+def _fitted_value(fitted, name: str) -> float:
+    """The value an ``"auto"`` parameter took in a fit (``learning_rate_``)."""
+    owner, leaf = _owner(fitted, name)
+    return float(getattr(owner, f"{leaf}_"))
 
 
 def _by_score(best: dict, points: list[dict], scores: dict) -> list[dict]:
