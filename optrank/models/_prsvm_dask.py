@@ -27,20 +27,14 @@ from optrank.models._prsvm_oracle import PRSVMOracle, RowPasses
 from optrank.solvers._newton import truncated_newton
 
 
-def _block_scores(block: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return np.asarray(block @ v, dtype=np.float64).ravel()
+def _block_mul(block: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``X_b v`` for a vector or a few columns ``v``."""
+    return np.asarray(block @ v, dtype=np.float64)
 
 
 def _block_xt(block: np.ndarray, z: np.ndarray) -> np.ndarray:
-    return np.asarray(z @ block, dtype=np.float64).ravel()
-
-
-def _block_xt_cols(block: np.ndarray, Z: np.ndarray) -> np.ndarray:
-    return np.asarray(Z.T @ block, dtype=np.float64)
-
-
-def _block_mul_cols(block: np.ndarray, M: np.ndarray) -> np.ndarray:
-    return np.asarray(block @ M, dtype=np.float64)
+    """``z_b^T X_b`` for a vector or a few columns ``z_b``."""
+    return np.asarray(z.T @ block, dtype=np.float64)
 
 
 def _block_sq_norms(block: np.ndarray) -> np.ndarray:
@@ -166,21 +160,24 @@ class DaskPRSVMOracle(PRSVMOracle):
         return float(da.sqrt((self.X.astype(np.float64) ** 2).sum()).compute(
             **self.compute_kwargs))
 
-    def scores(self, w: np.ndarray) -> np.ndarray:
-        """``X @ w`` computed per row block and gathered as one float64 vector."""
+    def _blockwise(self, fn, *per_row, shared=()) -> tuple:
+        """``fn(X_b, *(v_b for v in per_row), *shared)`` for every row block ``b``, the
+        per-row inputs cut into the row chunks, gathered in block order."""
         import dask
 
-        w = np.asarray(w, dtype=np.float64)
-        parts = [dask.delayed(_block_scores)(b, w) for b in self._blocks]
-        return np.concatenate(self._gather(parts))
+        pieces = [np.split(np.asarray(v, dtype=np.float64), self._bounds) for v in per_row]
+        return self._gather([dask.delayed(fn)(b, *(p[k] for p in pieces), *shared)
+                             for k, b in enumerate(self._blocks)])
+
+    def scores(self, w: np.ndarray) -> np.ndarray:
+        """``X @ w`` computed per row block and gathered as one float64 vector (a matrix
+        for a few columns ``w``)."""
+        return np.concatenate(self._blockwise(_block_mul, shared=(np.asarray(w, np.float64),)))
 
     def _xt(self, z: np.ndarray) -> np.ndarray:
-        """``X^T z``: ``z`` cut into the row chunks, one ``z_b @ X_b`` per block, summed."""
-        import dask
-
-        pieces = np.split(np.asarray(z, dtype=np.float64), self._bounds)
-        parts = [dask.delayed(_block_xt)(b, p) for b, p in zip(self._blocks, pieces, strict=True)]
-        return np.sum(np.stack(self._gather(parts)), axis=0)
+        """``X^T z``: ``z`` cut into the row chunks, one ``z_b^T X_b`` per block, summed
+        (``(k, d)`` for ``k`` columns ``z``)."""
+        return np.sum(np.stack(self._blockwise(_block_xt, z)), axis=0)
 
 
 class DaskRowPasses(RowPasses):
@@ -203,34 +200,20 @@ class DaskRowPasses(RowPasses):
         self.X = oracle.X
         self.shape = oracle.X.shape
 
-    def _each_block(self, fn, *per_row):
-        import dask
-
-        o = self.oracle
-        pieces = [np.split(np.asarray(v, dtype=np.float64), o._bounds) for v in per_row]
-        parts = [dask.delayed(fn)(b, *(p[k] for p in pieces)) for k, b in enumerate(o._blocks)]
-        return o._gather(parts)
-
-    def _each_block_with(self, fn, shared):
-        import dask
-
-        o = self.oracle
-        return o._gather([dask.delayed(fn)(b, shared) for b in o._blocks])
-
     def xt_cols(self, Z: np.ndarray) -> np.ndarray:
-        return np.sum(np.stack(self._each_block(_block_xt_cols, Z)), axis=0).T
+        return self.oracle._xt(Z).T
 
     def mul_cols(self, M: np.ndarray) -> np.ndarray:
-        return np.concatenate(self._each_block_with(_block_mul_cols, np.asarray(M, np.float64)))
+        return self.oracle.scores(M)
 
     def row_sq_norms(self) -> np.ndarray:
-        return np.concatenate(self._each_block(_block_sq_norms))
+        return np.concatenate(self.oracle._blockwise(_block_sq_norms))
 
     def row(self, i: int) -> np.ndarray:
         return np.asarray(self.X[i].compute(**self.oracle.compute_kwargs), dtype=np.float64)
 
     def column_moments(self, c: np.ndarray, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
-        s1, s2 = np.sum(np.stack(self._each_block(_block_moments, c)), axis=0)
+        s1, s2 = np.sum(np.stack(self.oracle._blockwise(_block_moments, c)), axis=0)
         return s1, s2
 
 
