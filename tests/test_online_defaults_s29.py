@@ -28,7 +28,7 @@ def test_estimator_and_factory_defaults_agree():
 
     for cls, factory in ((optrank.OPAUC, opauc), (optrank.SOLAM, solam)):
         est = inspect.signature(cls).parameters["learning_rate"].default
-        if est == "auto":  # OPAUC since 2026-11-28: from the rows (the factory sees none)
+        if est == "auto":  # OPAUC and SOLAM since 2026-11-28: from the rows (the factory sees none)
             assert "learning_rate" in cls._auto
             continue
         assert est == inspect.signature(factory).parameters["learning_rate"].default
