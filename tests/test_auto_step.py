@@ -1,6 +1,6 @@
-"""OPAUC's and SOLAM's ``learning_rate="auto"`` (their default): ``0.03 / mean ||x||^2``
-(OPAUC) and ``1 / mean ||x||^2`` (SOLAM's initial step) of the rows a stream first sees,
-kept in ``learning_rate_`` (docs/online.md, "Default step sizes")."""
+"""OPAUC's, SOLAM's and Uni-Exp's ``learning_rate="auto"`` (their default): ``c / mean
+||x||^2`` of the rows a stream first sees, ``c`` = 0.03 (OPAUC), 1 (SOLAM's initial step)
+and 0.01 (Uni-Exp), kept in ``learning_rate_`` (docs/online.md, "Default step sizes")."""
 
 import numpy as np
 import pytest
@@ -8,12 +8,17 @@ import scipy.sparse as sp
 from conftest import shared_data_available
 
 import optrank
-from optrank import OPAUC, SOLAM
+from optrank import OPAUC, SOLAM, UniExp
 from optrank.data import Standardizer, load, stratified_split
-from optrank.estimators._online import AUTO_STEP, SOLAM_AUTO_STEP, auto_learning_rate
+from optrank.estimators._online import (
+    AUTO_STEP,
+    SOLAM_AUTO_STEP,
+    UNIEXP_AUTO_STEP,
+    auto_learning_rate,
+)
 
-LEARNERS = pytest.mark.parametrize("cls,step", [(OPAUC, 0.03), (SOLAM, 1.0)],
-                                   ids=["opauc", "solam"])
+LEARNERS = pytest.mark.parametrize("cls,step", [(OPAUC, 0.03), (SOLAM, 1.0), (UniExp, 0.01)],
+                                   ids=["opauc", "solam", "uniexp"])
 
 
 def _rows(seed=0, n=120, d=6):
@@ -25,7 +30,7 @@ def _rows(seed=0, n=120, d=6):
 
 @LEARNERS
 def test_auto_is_the_step_over_the_mean_squared_row_norm(cls, step):
-    assert (AUTO_STEP, SOLAM_AUTO_STEP) == (0.03, 1.0)
+    assert (AUTO_STEP, SOLAM_AUTO_STEP, UNIEXP_AUTO_STEP) == (0.03, 1.0, 0.01)
     X, y = _rows()
     ref = step / np.mean(np.sum(X * X, axis=1))
     assert auto_learning_rate(X, step=step) == pytest.approx(ref, rel=1e-12)
@@ -164,7 +169,7 @@ def test_prefix_tuned_breaks_ties_towards_the_auto_step(cls, step):
     X = np.array([[2.0, 0.1], [0.1, 1.0], [1.5, -0.2], [0.0, 2.0]] * 10)
     y = np.array([1, -1, 1, -1] * 10)
     ref = auto_learning_rate(X, step=step)
-    high = ref * (8.0 if cls is OPAUC else 4.0)  # SOLAM at 8x ranks this prefix at 0.67
+    high = ref * (4.0 if cls is SOLAM else 8.0)  # SOLAM at 8x ranks this prefix at 0.67
     grid = {"learning_rate": [high, ref / 1.2]}  # both rank this set perfectly
     model = optrank.PrefixTuned(cls(), grid, fraction=0.5, random_state=0).fit(X, y)
     assert len(set(model.tune_scores_.values())) == 1  # a tie
@@ -204,3 +209,21 @@ def test_save_and_load_keep_the_auto_step(cls, step, tmp_path):
 def test_an_unresolved_auto_step_says_so(cls, step):
     with pytest.raises(RuntimeError, match="learning_rate='auto' takes its value"):
         cls()._learner()
+
+
+@LEARNERS
+def test_a_file_saved_before_the_auto_step_loads_with_its_number(cls, step, tmp_path):
+    """Files written before a learner took "auto" hold a number and no fitted step."""
+    from optrank._persist import load_npz, save_npz
+
+    X, y = _rows()
+    model = cls(learning_rate=0.02, random_state=0).fit(X[:60], y[:60])
+    path = model.save(tmp_path / "model.npz")
+    arrays, meta = load_npz(path)
+    assert meta["auto"] == {"learning_rate_": 0.02}
+    meta["auto"], meta["auto_rows"] = {}, None  # what such a file holds
+    save_npz(path, arrays, meta)
+    back = cls.load(path)
+    assert back.learning_rate == 0.02 and back.learning_rate_ == 0.02
+    back.partial_fit(X[60:], y[60:]), model.partial_fit(X[60:], y[60:])
+    np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))

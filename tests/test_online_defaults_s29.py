@@ -11,7 +11,7 @@ import optrank
 from optrank.data import load_embedded
 
 
-@pytest.mark.parametrize("name", ["OPAUC", "SOLAM"])
+@pytest.mark.parametrize("name", ["OPAUC", "SOLAM", "UniExp"])
 def test_default_step_ranks_standardised_heart(name):
     X, y = load_embedded()
     X = StandardScaler().fit_transform(X)
@@ -24,11 +24,15 @@ def test_default_step_ranks_standardised_heart(name):
 def test_estimator_and_factory_defaults_agree():
     import inspect
 
-    from optrank.online import opauc, solam
+    from optrank.online import opauc, solam, uniexp
 
-    for cls, factory in ((optrank.OPAUC, opauc), (optrank.SOLAM, solam)):
+    pairs = ((optrank.OPAUC, opauc), (optrank.SOLAM, solam), (optrank.UniExp, uniexp))
+    for cls, factory in pairs:
         est = inspect.signature(cls).parameters["learning_rate"].default
-        if est == "auto":  # OPAUC and SOLAM since 2026-11-28: from the rows (the factory sees none)
+        if est == "auto":  # all three since 2026-11-28: from the rows (the factory sees none)
             assert "learning_rate" in cls._auto
             continue
         assert est == inspect.signature(factory).parameters["learning_rate"].default
+    # the functional learners see no rows: they keep the fixed defaults docs/online.md gives
+    defaults = [inspect.signature(f).parameters["learning_rate"].default for _, f in pairs]
+    assert defaults == [0.01, 0.1, 0.1]
