@@ -487,7 +487,7 @@ def _init_state(key, p, C, eta, buffer_size, diagonal, dtype, theta=None):
 
 
 def cbr(
-    C=1.0,
+    C=2.0**-10,
     eta=0.7,
     *,
     buffer_size: int = 50,
@@ -502,7 +502,8 @@ def cbr(
     Parameters
     ----------
     C : float or array
-        Penalty; vmappable (stored in the state).
+        Penalty; vmappable (stored in the state). Default ``2^-10`` (1 until 2026-11-28;
+        docs/online.md, "Default C of CBR").
     eta : float or array in (0.5, 1)
         Confidence; ``phi = Phi^{-1}(eta)``. Vmappable.
     buffer_size : int
