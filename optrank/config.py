@@ -328,7 +328,8 @@ def _check_param_type(key: str, value, hint, default, where: str, estimator: str
                       auto: bool = False) -> None:
     """A [model] value of a type the parameter never takes is an error here, before any
     data is loaded, rather than a TypeError deep inside the fit. ``auto``: a number that
-    also takes ``"auto"`` (OPAUC's and SOLAM's ``learning_rate``), whatever its default."""
+    also takes ``"auto"`` (OPAUC's, SOLAM's and Uni-Exp's ``learning_rate``), whatever its
+    default."""
     family = (_NUMBER[0], 'a number or "auto"') if auto else _param_family(hint, default)
     if family is not None and isinstance(value, family[0]):
         raise ValueError(f"{where}: must be {family[1]} ({estimator}'s default: {default!r}), "

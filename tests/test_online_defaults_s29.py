@@ -1,6 +1,8 @@
-"""OPAUC's and SOLAM's default step sizes rank standardised data (docs/online.md,
-"Default step sizes"): the former defaults (0.1 and 1.0) gave a training AUC of 0.57
-and 0.22 on standardised heart, with finite weights and no warning."""
+"""The online learners' defaults rank standardised data (docs/online.md, "Default step
+sizes" and "Default C of CBR"): OPAUC's and SOLAM's defaults until 2026-11-27 (0.1 and
+1.0) gave a training AUC of 0.57 and 0.22 on standardised heart, with finite weights and
+no warning; OPAUC, SOLAM and Uni-Exp take "auto" steps and CBR C = 2^-10 since
+2026-11-28."""
 
 import numpy as np
 import pytest
@@ -36,6 +38,12 @@ def test_estimator_and_factory_defaults_agree():
     # the functional learners see no rows: they keep the fixed defaults docs/online.md gives
     defaults = [inspect.signature(f).parameters["learning_rate"].default for _, f in pairs]
     assert defaults == [0.01, 0.1, 0.1]
+    # CBR's C: 2^-10 in the estimator and in cbr(...) alike (1 until 2026-11-28)
+    from optrank.estimators._online import CBR_DEFAULT_C
+    from optrank.online import cbr
+
+    assert optrank.CBR().C == CBR_DEFAULT_C == 2.0**-10
+    assert inspect.signature(cbr).parameters["C"].default == CBR_DEFAULT_C
 
 
 @pytest.mark.parametrize("diagonal", [True, False], ids=["cbr-diag", "cbr"])
@@ -49,11 +57,7 @@ def test_cbr_default_c_ranks_a_long_wide_stream_better_than_c_1(diagonal):
     if not shared_data_available():
         pytest.skip("needs shared/data (a9a)")
     from optrank.data import Standardizer, load, stratified_split
-    from optrank.estimators._online import CBR_DEFAULT_C
-    from optrank.online import cbr
 
-    assert optrank.CBR().C == CBR_DEFAULT_C == 2.0**-10
-    assert inspect_default(cbr, "C") == CBR_DEFAULT_C
     X, y = load("a9a", dense=True)
     X, y = X[:4000], y[:4000]
     tr, te = stratified_split(y, test_size=0.3, random_state=0)
@@ -62,10 +66,5 @@ def test_cbr_default_c_ranks_a_long_wide_stream_better_than_c_1(diagonal):
     Xtr, Xte = scaler.transform(X[tr]), scaler.transform(X[te])
     default = optrank.CBR(diagonal=diagonal, random_state=0).fit(Xtr, y[tr])
     old = optrank.CBR(C=1.0, diagonal=diagonal, random_state=0).fit(Xtr, y[tr])
+    assert default.C == 2.0**-10
     assert default.score(Xte, y[te]) > 0.84 > 0.82 > old.score(Xte, y[te])
-
-
-def inspect_default(fn, name):
-    import inspect
-
-    return inspect.signature(fn).parameters[name].default

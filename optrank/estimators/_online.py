@@ -156,9 +156,8 @@ CBR_DEFAULT_C = 2.0**-10
 """CBR's and CBR-diag's default ``C`` (``cbr(...)``'s too): one pass over 15 standardised
 sets ranked at least as well as the former default ``C = 1`` on 14 of them with CBR-diag
 (svmguide1 -0.002) and 13 with full CBR (diabetes -0.004, ijcnn1 equal to 3 decimals),
-by up to 0.073 (CBR-diag, a9a) and 0.047 (full CBR, spambase); docs/online.md, "Default
-C of CBR";
-``benchmarks/bench_online_defaults.py --learner cbr`` and ``cbr-diag``)."""
+by up to 0.073 (CBR-diag, a9a) and 0.047 (full CBR, spambase) (docs/online.md, "Default
+C of CBR"; ``benchmarks/bench_online_defaults.py --learner cbr`` and ``cbr-diag``)."""
 UNIEXP_AUTO_STEP = 0.01
 """Uni-Exp's ``learning_rate="auto"`` is ``UNIEXP_AUTO_STEP / mean ||x||^2`` (docs/online.md,
 "Default step sizes": test AUC above that of the former fixed step 0.1 on 12 of 15
