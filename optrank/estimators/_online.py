@@ -161,7 +161,8 @@ C of CBR"; ``benchmarks/bench_online_defaults.py --learner cbr`` and ``cbr-diag`
 UNIEXP_AUTO_STEP = 0.01
 """Uni-Exp's ``learning_rate="auto"`` is ``UNIEXP_AUTO_STEP / mean ||x||^2`` (docs/online.md,
 "Default step sizes": test AUC above that of the former fixed step 0.1 on 12 of 15
-standardised sets, by up to 0.12; 0.023-0.027 below it on ionosphere and sonar;
+standardised sets, by up to 0.12; 0.023-0.027 below it on ionosphere and sonar, 0.001 on
+mushrooms;
 ``benchmarks/bench_online_defaults.py --learner uniexp``)."""
 
 
