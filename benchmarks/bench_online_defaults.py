@@ -76,16 +76,13 @@ def _test_auc(model, Xtr, ytr, Xte, yte) -> float:
     return auc(yte, scores) if np.isfinite(scores).all() else float("nan")
 
 
-def _check_default(learner: str, model, m2: float) -> None:
+def _check_default(model, m2: float) -> None:
     """The default column is what the estimator does by default."""
-    if learner == "opauc":
-        assert abs(model.learning_rate_ * m2 - AUTO_STEP) < 1e-9 * AUTO_STEP
-    elif learner == "solam":
-        assert abs(model.learning_rate_ * m2 - SOLAM_AUTO_STEP) < 1e-9
-    elif learner == "uniexp":
-        assert abs(model.learning_rate_ * m2 - UNIEXP_AUTO_STEP) < 1e-9 * UNIEXP_AUTO_STEP
-    else:
+    step = type(model)._auto.get("learning_rate")
+    if step is None:  # CBR: the default C
         assert CBR().C == CBR_DEFAULT_C == model.C
+    else:
+        assert abs(model.learning_rate_ * m2 - step) < 1e-9 * step
 
 
 def main() -> None:
@@ -114,7 +111,7 @@ def main() -> None:
                 model = make(m2)
                 res[col].append(_test_auc(model, Xtr, ytr, Xte, y[te]))
                 if col == default:
-                    _check_default(args.learner, model, m2)
+                    _check_default(model, m2)
         med = {col: float(np.median(v)) for col, v in res.items()}
         wins += med[default] >= med[old] or np.isnan(med[old])
         print(f"| {name} | {X.shape[0]} x {X.shape[1]} | {m2:.0f} | "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import warnings
+from types import MappingProxyType
 
 import numpy as np
 import scipy.sparse as sp
@@ -252,10 +253,11 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
 
     _positive: tuple[str, ...] = ()
     """Parameters that must be finite numbers > 0."""
-    _auto: tuple[str, ...] = ()
-    """Parameters of :attr:`_positive` that also take ``"auto"``: resolved from the rows a
-    stream sees (:meth:`_resolve_auto`), the value kept under the name with a trailing
-    ``_``."""
+    _auto: MappingProxyType = MappingProxyType({})
+    """Parameters of :attr:`_positive` that also take ``"auto"``, each with the constant
+    ``c`` of its value ``c / mean ||x||^2`` over the rows a stream sees
+    (:meth:`_resolve_auto`; ``learning_rate`` is the one such parameter), the value kept
+    under the name with a trailing ``_``."""
     _counts: tuple[str, ...] = ()
     """Parameters that must be integers >= 1 (None allowed where the default is None)."""
 
@@ -287,20 +289,14 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
 
         return inspect.signature(cls.__init__).parameters[name].default
 
-    _auto_step: float | None = None
-    """The constant of an ``"auto"`` ``learning_rate``: ``_auto_step / mean ||x||^2``; a
-    learner with ``learning_rate`` in :attr:`_auto` sets its own (none is shared)."""
-
     def _resolve_auto(self, X, refresh: bool = True) -> None:
         """``learning_rate_`` where ``learning_rate`` is in :attr:`_auto`: the number given,
-        or for ``"auto"`` ``_auto_step / mean ||x||^2`` over the rows of this stream
-        (``fit``: all its rows; ``partial_fit``, ``refresh=False``: the rows seen so far,
-        until :data:`AUTO_MIN_ROWS`, then kept)."""
-        if "learning_rate" not in self._auto:
+        or for ``"auto"`` ``c / mean ||x||^2`` (``c = _auto["learning_rate"]``) over the
+        rows of this stream (``fit``: all its rows; ``partial_fit``, ``refresh=False``: the
+        rows seen so far, until :data:`AUTO_MIN_ROWS`, then kept)."""
+        step = self._auto.get("learning_rate")
+        if step is None:
             return
-        if self._auto_step is None:  # pragma: no cover - a learner defined without one
-            raise TypeError(f"{type(self).__name__} takes learning_rate='auto' but sets no "
-                            "_auto_step")
         if not _is_auto(self.learning_rate):
             self.learning_rate_ = float(self.learning_rate)
             self._auto_rows_ = None
@@ -312,7 +308,7 @@ class _OnlineRanker(RankerMixin, BaseEstimator):
         if seen is not None:
             total, rows = total + seen[0], rows + seen[1]
         self._auto_rows_ = (total, rows)
-        self.learning_rate_ = auto_learning_rate(total=total, rows=rows, step=self._auto_step)
+        self.learning_rate_ = auto_learning_rate(total=total, rows=rows, step=step)
 
     def _learning_rate(self):
         """The step the learner is built with: ``learning_rate``, or ``learning_rate_``
@@ -1006,8 +1002,7 @@ class OPAUC(_OnlineRanker):
     """
 
     _positive = ("learning_rate",)
-    _auto = ("learning_rate",)
-    _auto_step = AUTO_STEP
+    _auto = MappingProxyType({"learning_rate": AUTO_STEP})
     _counts = ("rank",)
 
     def __init__(self, learning_rate="auto", lam=1e-4, rank=None, random_state=None,
@@ -1114,8 +1109,7 @@ class SOLAM(_OnlineRanker):
     """
 
     _positive = ("learning_rate", "R")
-    _auto = ("learning_rate",)
-    _auto_step = SOLAM_AUTO_STEP
+    _auto = MappingProxyType({"learning_rate": SOLAM_AUTO_STEP})
     _counts = ()
 
     def __init__(self, learning_rate="auto", R=10.0, random_state=None, dtype="float32",
@@ -1169,8 +1163,7 @@ class UniExp(_OnlineRanker):
     """
 
     _positive = ("learning_rate",)
-    _auto = ("learning_rate",)
-    _auto_step = UNIEXP_AUTO_STEP
+    _auto = MappingProxyType({"learning_rate": UNIEXP_AUTO_STEP})
     _counts = ()
 
     def __init__(self, learning_rate="auto", random_state=None, dtype="float32",
